@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/urfave/cli/v3"
+)
+
+// bundleFlags are the flags create and run share.
+func bundleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Value: ".", Usage: "path to the OCI bundle"},
+		&cli.StringFlag{Name: "pid-file", Usage: "write the container's init pid to this file"},
+		&cli.StringFlag{Name: "console-socket", Usage: "unix socket to receive the pty master (not supported yet)"},
+		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on a ramdisk)"},
+		&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N extra fds (not supported yet)"},
+	}
+}
+
+var createCommand = &cli.Command{
+	Name:      "create",
+	Usage:     "create a container, stopped before its process runs",
+	ArgsUsage: "<container-id>",
+	Flags:     append(bundleFlags(), &cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "accepted: create always detaches"}),
+	Action: func(ctx context.Context, cmd *cli.Command) error {
+		_, err := createContainer(cmd)
+		return err
+	},
+}
+
+// createContainer is create, and the first half of run.
+func createContainer(cmd *cli.Command) (*libcontainer.Container, error) {
+	id, err := exactlyID(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := notSupported(cmd, "console-socket", "preserve-fds"); err != nil {
+		return nil, err
+	}
+	if cmd.Root().Bool("systemd-cgroup") {
+		return nil, errNoSystemd
+	}
+	bundle, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
+		NoPivotRoot:  cmd.Bool("no-pivot"),
+		NoNewKeyring: cmd.Bool("no-new-keyring"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return libcontainer.Create(libcontainer.CreateOpts{
+		Root:    cmd.Root().String("root"),
+		ID:      id,
+		Bundle:  bundle,
+		Config:  cfg,
+		PidFile: cmd.String("pid-file"),
+		Stdin:   os.Stdin,
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+	})
+}

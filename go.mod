@@ -1,0 +1,15 @@
+module github.com/husk-runtime/husk
+
+go 1.26.8
+
+require (
+	github.com/cyphar/filepath-securejoin v0.7.0
+	github.com/moby/sys/mountinfo v0.7.3
+	github.com/opencontainers/runtime-spec v1.3.0
+	github.com/sirupsen/logrus v1.10.2
+	github.com/urfave/cli/v3 v3.14.0
+	github.com/vishvananda/netlink v1.3.1
+	golang.org/x/sys v0.49.0
+)
+
+require github.com/vishvananda/netns v0.0.5 // indirect

@@ -1,0 +1,36 @@
+/*
+ * The parent <-> `husk init` protocol numbers, shared by nsenter/nsexec.c
+ * and the Go package libcontainer/bootstrap (which reads them through cgo).
+ * protocol.go documents who sends each message and what answers it.
+ */
+#ifndef HUSK_BOOTSTRAP_H
+#define HUSK_BOOTSTRAP_H
+
+/* nlmsghdr.nlmsg_type of the one bootstrap message. */
+#define HUSK_BOOTSTRAP_MSG 62000
+
+/* Netlink attributes of the bootstrap message (struct nlattr + payload). */
+#define HUSK_ATTR_CLONE_FLAGS    27281 /* u32: CLONE_NEW* to unshare           */
+#define HUSK_ATTR_NS_PATHS       27282 /* string: "user:/p,net:/q" user first  */
+#define HUSK_ATTR_UIDMAP         27283 /* string: uid_map lines                */
+#define HUSK_ATTR_GIDMAP         27284 /* string: gid_map lines                */
+#define HUSK_ATTR_OOM_SCORE_ADJ  27285 /* string: decimal, written before fork */
+#define HUSK_ATTR_TIMENS_OFFSETS 27286 /* string: timens_offsets lines         */
+
+/*
+ * Sync frames after the bootstrap message: a header of two native-endian
+ * u32 (type, payload length) followed by the payload.
+ */
+#define HUSK_SYNC_USERMAP_PLS 1 /* nsexec -> parent: write my uid/gid maps (u32 pid) */
+#define HUSK_SYNC_USERMAP_ACK 2 /* parent -> nsexec: maps written                  */
+#define HUSK_SYNC_PID         3 /* nsexec -> parent: u32 pid of the Go init       */
+#define HUSK_SYNC_ERROR       4 /* either stage -> parent: error text; then exit  */
+#define HUSK_SYNC_CONFIG      5 /* parent -> Go init: configs.Config JSON          */
+#define HUSK_SYNC_READY       6 /* Go init -> parent: built, waiting on exec.fifo  */
+
+/* Environment variables naming the fds passed to `husk init`. */
+#define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"
+#define HUSK_ENV_LOGPIPE  "_HUSK_LOGPIPE"
+#define HUSK_ENV_FIFOFD   "_HUSK_FIFOFD"
+
+#endif

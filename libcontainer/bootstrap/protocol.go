@@ -1,0 +1,164 @@
+// Package bootstrap is the wire protocol between husk's parent process
+// (create, run, exec) and `husk init`. The numbers live in bootstrap.h,
+// shared with nsenter/nsexec.c; Go reads them through cgo.
+//
+// The conversation on the init socketpair, in order:
+//
+//	step  sender        message             answer / meaning
+//	1     parent        bootstrap (netlink) nsexec joins and unshares namespaces
+//	2     nsexec        USERMAP_PLS(pid)    only with a new user namespace:
+//	                                        parent writes uid_map/gid_map, then
+//	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
+//	4     nsexec        PID(pid)            the forked process that runs Go init;
+//	                                        nsexec's first process exits
+//	5     parent        CONFIG(json)        Go init builds the container, then
+//	6     Go init       READY               waits on exec.fifo; parent records state
+//	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
+//	                                        sender exits non-zero
+//
+// A closed socket before READY means init died; the parent reports that.
+package bootstrap
+
+// #include "bootstrap.h"
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vishvananda/netlink/nl"
+)
+
+// Netlink message and attribute numbers (bootstrap.h).
+const (
+	MsgType           = C.HUSK_BOOTSTRAP_MSG
+	AttrCloneFlags    = C.HUSK_ATTR_CLONE_FLAGS
+	AttrNsPaths       = C.HUSK_ATTR_NS_PATHS
+	AttrUIDMap        = C.HUSK_ATTR_UIDMAP
+	AttrGIDMap        = C.HUSK_ATTR_GIDMAP
+	AttrOomScoreAdj   = C.HUSK_ATTR_OOM_SCORE_ADJ
+	AttrTimensOffsets = C.HUSK_ATTR_TIMENS_OFFSETS
+)
+
+// Environment variables that name init's inherited fds (bootstrap.h).
+const (
+	EnvInitPipe = C.HUSK_ENV_INITPIPE
+	EnvLogPipe  = C.HUSK_ENV_LOGPIPE
+	EnvFifoFd   = C.HUSK_ENV_FIFOFD
+)
+
+// SyncType is the type of a sync frame.
+type SyncType uint32
+
+// Sync frame types (bootstrap.h); see the table above.
+const (
+	SyncUsermapPls SyncType = C.HUSK_SYNC_USERMAP_PLS
+	SyncUsermapAck SyncType = C.HUSK_SYNC_USERMAP_ACK
+	SyncPid        SyncType = C.HUSK_SYNC_PID
+	SyncError      SyncType = C.HUSK_SYNC_ERROR
+	SyncConfig     SyncType = C.HUSK_SYNC_CONFIG
+	SyncReady      SyncType = C.HUSK_SYNC_READY
+)
+
+func (t SyncType) String() string {
+	switch t {
+	case SyncUsermapPls:
+		return "USERMAP_PLS"
+	case SyncUsermapAck:
+		return "USERMAP_ACK"
+	case SyncPid:
+		return "PID"
+	case SyncError:
+		return "ERROR"
+	case SyncConfig:
+		return "CONFIG"
+	case SyncReady:
+		return "READY"
+	}
+	return fmt.Sprintf("sync(%d)", uint32(t))
+}
+
+// Message is the bootstrap message: what nsexec needs before Go starts.
+type Message struct {
+	CloneFlags uint32
+	// NsPaths are "procname:path" (procname as under /proc/PID/ns), in
+	// join order: user first.
+	NsPaths     []string
+	UIDMap      string
+	GIDMap      string
+	OomScoreAdj string
+	TimeOffsets string
+}
+
+// Encode serialises m as one netlink message.
+func (m *Message) Encode() []byte {
+	req := nl.NewNetlinkRequest(MsgType, 0)
+	req.AddData(nl.NewRtAttr(AttrCloneFlags, nl.Uint32Attr(m.CloneFlags)))
+	for _, a := range []struct {
+		typ int
+		v   string
+	}{
+		{AttrNsPaths, strings.Join(m.NsPaths, ",")},
+		{AttrUIDMap, m.UIDMap},
+		{AttrGIDMap, m.GIDMap},
+		{AttrOomScoreAdj, m.OomScoreAdj},
+		{AttrTimensOffsets, m.TimeOffsets},
+	} {
+		if a.v != "" {
+			req.AddData(nl.NewRtAttr(a.typ, []byte(a.v)))
+		}
+	}
+	return req.Serialize()
+}
+
+// maxPayload bounds a sync frame so a corrupt header cannot make the
+// reader allocate without limit.
+const maxPayload = 64 << 20
+
+// Send writes one sync frame.
+func Send(w io.Writer, t SyncType, payload []byte) error {
+	buf := make([]byte, 8+len(payload))
+	binary.NativeEndian.PutUint32(buf[0:4], uint32(t))
+	binary.NativeEndian.PutUint32(buf[4:8], uint32(len(payload)))
+	copy(buf[8:], payload)
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("send %s: %w", t, err)
+	}
+	return nil
+}
+
+// Recv reads one sync frame. io.EOF means the peer closed the socket
+// between frames.
+func Recv(r io.Reader) (SyncType, []byte, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	t := SyncType(binary.NativeEndian.Uint32(hdr[0:4]))
+	n := binary.NativeEndian.Uint32(hdr[4:8])
+	if n > maxPayload {
+		return 0, nil, fmt.Errorf("sync frame %s: payload of %d bytes is too large", t, n)
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, nil, fmt.Errorf("read %s payload: %w", t, io.ErrUnexpectedEOF)
+	}
+	return t, payload, nil
+}
+
+// PidPayload encodes a pid for SyncPid / SyncUsermapPls.
+func PidPayload(pid int) []byte {
+	b := make([]byte, 4)
+	binary.NativeEndian.PutUint32(b, uint32(pid))
+	return b
+}
+
+// ParsePid decodes the payload of SyncPid / SyncUsermapPls.
+func ParsePid(p []byte) (int, error) {
+	if len(p) != 4 {
+		return 0, fmt.Errorf("pid payload of %d bytes, want 4", len(p))
+	}
+	return int(binary.NativeEndian.Uint32(p)), nil
+}

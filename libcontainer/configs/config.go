@@ -1,0 +1,159 @@
+// Package configs is husk's internal container configuration: everything
+// `husk init` needs to build the container, produced from config.json by
+// specconv, sent to init as JSON, and checked by Validate.
+//
+// Error convention (all of husk): an error says what, where and why, naming
+// the config.json field and the offending value, e.g.
+//
+//	config.json: linux.namespaces[2].type: unknown "netwrk"
+//
+// and wraps the cause with %w so callers can still test it with errors.Is.
+package configs
+
+import "os"
+
+// NamespaceType is a namespace kind, named as in config.json.
+type NamespaceType string
+
+const (
+	NEWNS     NamespaceType = "mount"
+	NEWUTS    NamespaceType = "uts"
+	NEWIPC    NamespaceType = "ipc"
+	NEWPID    NamespaceType = "pid"
+	NEWNET    NamespaceType = "network"
+	NEWUSER   NamespaceType = "user"
+	NEWCGROUP NamespaceType = "cgroup"
+	NEWTIME   NamespaceType = "time"
+)
+
+// Namespace is one namespace of the container: new when Path is empty,
+// joined by setns on Path otherwise.
+type Namespace struct {
+	Type NamespaceType `json:"type"`
+	Path string        `json:"path,omitempty"`
+}
+
+// IDMap is one line of a user namespace uid_map or gid_map.
+type IDMap struct {
+	ContainerID uint32 `json:"container_id"`
+	HostID      uint32 `json:"host_id"`
+	Size        uint32 `json:"size"`
+}
+
+// Mount is one entry of config.json's mounts, with its options parsed.
+type Mount struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Device      string `json:"device"` // filesystem type; "bind" for bind mounts
+	// Flags are MS_* flags to set; ClearedFlags are MS_* flags an option
+	// explicitly turned off (e.g. "rw", "dev"), kept so a bind remount can
+	// tell "not asked" from "asked off".
+	Flags        int    `json:"flags,omitempty"`
+	ClearedFlags int    `json:"cleared_flags,omitempty"`
+	Data         string `json:"data,omitempty"`
+	// PropagationFlags are MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE
+	// (possibly with MS_REC), applied one after the other after the mount.
+	PropagationFlags []int `json:"propagation_flags,omitempty"`
+}
+
+// IsBind reports whether the mount is a bind mount.
+func (m *Mount) IsBind() bool { return m.Flags&msBind != 0 }
+
+const msBind = 0x1000 // MS_BIND; kept here so configs needs no syscall import
+
+// Device is a device node to create in the container's /dev.
+type Device struct {
+	Type     rune        `json:"type"` // 'c', 'b' or 'p'
+	Path     string      `json:"path"` // absolute, inside the container
+	Major    int64       `json:"major"`
+	Minor    int64       `json:"minor"`
+	FileMode os.FileMode `json:"file_mode"` // permission bits only
+	UID      uint32      `json:"uid"`
+	GID      uint32      `json:"gid"`
+}
+
+// Rlimit is one process resource limit; Type is an RLIMIT_* number.
+type Rlimit struct {
+	Type int    `json:"type"`
+	Hard uint64 `json:"hard"`
+	Soft uint64 `json:"soft"`
+}
+
+// Capabilities are the five capability sets, as "CAP_*" names.
+type Capabilities struct {
+	Bounding    []string `json:"bounding,omitempty"`
+	Effective   []string `json:"effective,omitempty"`
+	Inheritable []string `json:"inheritable,omitempty"`
+	Permitted   []string `json:"permitted,omitempty"`
+	Ambient     []string `json:"ambient,omitempty"`
+}
+
+// User is the identity the container process runs as.
+type User struct {
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	AdditionalGids []uint32 `json:"additional_gids,omitempty"`
+	Umask          *uint32  `json:"umask,omitempty"`
+}
+
+// Process is what init finally execs.
+type Process struct {
+	Args            []string      `json:"args"`
+	Env             []string      `json:"env,omitempty"`
+	Cwd             string        `json:"cwd"`
+	User            User          `json:"user"`
+	Capabilities    *Capabilities `json:"capabilities,omitempty"`
+	NoNewPrivileges bool          `json:"no_new_privileges,omitempty"`
+	Rlimits         []Rlimit      `json:"rlimits,omitempty"`
+	OomScoreAdj     *int          `json:"oom_score_adj,omitempty"`
+	Terminal        bool          `json:"terminal,omitempty"`
+}
+
+// Config is the whole container as husk init builds it.
+type Config struct {
+	OCIVersion string `json:"oci_version"`
+	// Rootfs is the absolute host path of the root filesystem.
+	Rootfs     string `json:"rootfs"`
+	Readonlyfs bool   `json:"readonlyfs,omitempty"`
+	// RootPropagation is the MS_* propagation of the container's mount
+	// namespace root (rootfsPropagation); 0 means MS_SLAVE|MS_REC.
+	RootPropagation int  `json:"root_propagation,omitempty"`
+	NoPivotRoot     bool `json:"no_pivot_root,omitempty"`
+
+	Namespaces  []Namespace `json:"namespaces,omitempty"`
+	UIDMappings []IDMap     `json:"uid_mappings,omitempty"`
+	GIDMappings []IDMap     `json:"gid_mappings,omitempty"`
+
+	Mounts        []*Mount  `json:"mounts,omitempty"`
+	Devices       []*Device `json:"devices,omitempty"`
+	MaskPaths     []string  `json:"mask_paths,omitempty"`
+	ReadonlyPaths []string  `json:"readonly_paths,omitempty"`
+
+	Hostname   string            `json:"hostname,omitempty"`
+	Domainname string            `json:"domainname,omitempty"`
+	Sysctl     map[string]string `json:"sysctl,omitempty"`
+	// TimensOffsets is written to /proc/self/timens_offsets of a new time
+	// namespace ("monotonic S NS\nboottime S NS\n").
+	TimensOffsets string `json:"timens_offsets,omitempty"`
+
+	Process *Process `json:"process"`
+
+	NoNewKeyring bool              `json:"no_new_keyring,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+}
+
+// Namespace returns the config's namespace of type t, if it has one.
+func (c *Config) Namespace(t NamespaceType) (Namespace, bool) {
+	for _, ns := range c.Namespaces {
+		if ns.Type == t {
+			return ns, true
+		}
+	}
+	return Namespace{}, false
+}
+
+// NewNamespace reports whether the container gets a new namespace of type t.
+func (c *Config) NewNamespace(t NamespaceType) bool {
+	ns, ok := c.Namespace(t)
+	return ok && ns.Path == ""
+}

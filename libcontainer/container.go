@@ -1,0 +1,179 @@
+// Package libcontainer creates, starts and tears down containers: the
+// parent side of the create -> init -> start spine (create.go, start.go),
+// the container's own init (init.go) and the state store (state.go).
+package libcontainer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// Container is a container loaded from the state store and locked: no
+// other husk command acts on it until Close.
+type Container struct {
+	ID    string
+	dir   string
+	lock  *os.File
+	State *State
+}
+
+// Load opens and locks the container id under root.
+func Load(root, id string) (*Container, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, id)
+	lock, err := lockDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notExist(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		lock.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed while we waited for the lock, or a create that
+			// never finished: either way there is no container.
+			return nil, notExist(id)
+		}
+		return nil, err
+	}
+	return &Container{ID: id, dir: dir, lock: lock, State: st}, nil
+}
+
+// Close releases the container's lock.
+func (c *Container) Close() {
+	if c.lock != nil {
+		c.lock.Close()
+		c.lock = nil
+	}
+}
+
+// Status reads the container's status off the system.
+func (c *Container) Status() Status {
+	if !alive(c.State.InitPid, c.State.InitStart) {
+		return Stopped
+	}
+	if _, err := os.Lstat(filepath.Join(c.dir, fifoName)); err == nil {
+		return Created
+	}
+	return Running
+}
+
+// OCIState is the runtime-spec state of the container, as `state` prints.
+func (c *Container) OCIState() specs.State {
+	st := c.Status()
+	pid := c.State.InitPid
+	if st == Stopped {
+		pid = 0
+	}
+	return specs.State{
+		Version:     c.State.OCIVersion,
+		ID:          c.ID,
+		Status:      specs.ContainerState(st.String()),
+		Pid:         pid,
+		Bundle:      c.State.Bundle,
+		Annotations: c.State.Annotations,
+	}
+}
+
+// Signal sends sig to the container's init. A stopped container is an
+// error with runc's words, which clients match.
+func (c *Container) Signal(sig unix.Signal) error {
+	if c.Status() == Stopped {
+		return ErrNotRunning
+	}
+	if err := unix.Kill(c.State.InitPid, sig); err != nil {
+		if err == unix.ESRCH {
+			return ErrNotRunning
+		}
+		return fmt.Errorf("kill %d with %s: %w", c.State.InitPid, unix.SignalName(sig), err)
+	}
+	return nil
+}
+
+// Delete removes the container. A created container is killed first (it
+// never ran); a running one only with force.
+func (c *Container) Delete(force bool) error {
+	switch st := c.Status(); st {
+	case Stopped:
+	case Created:
+		if err := c.kill(); err != nil {
+			return err
+		}
+	default:
+		if !force {
+			return fmt.Errorf("cannot delete container %s that is not stopped: %s", c.ID, st)
+		}
+		if err := c.kill(); err != nil {
+			return err
+		}
+	}
+	return c.destroy()
+}
+
+// kill sends SIGKILL to init and waits until it is gone.
+func (c *Container) kill() error {
+	if err := unix.Kill(c.State.InitPid, unix.SIGKILL); err != nil && err != unix.ESRCH {
+		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
+	}
+	return waitGone(c.State.InitPid, c.State.InitStart)
+}
+
+// destroy removes everything husk made for the container.
+func (c *Container) destroy() error {
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("remove state dir %s: %w", c.dir, err)
+	}
+	return nil
+}
+
+// Summary is one line of `list`.
+type Summary struct {
+	specs.State
+	Rootfs  string    `json:"rootfs"`
+	Created time.Time `json:"created"`
+	Owner   string    `json:"owner"`
+}
+
+// Summarize is the container's full state as `state` and `list` print it.
+func (c *Container) Summarize() Summary {
+	return Summary{State: c.OCIState(), Rootfs: c.State.Rootfs, Created: c.State.Created, Owner: c.State.Owner}
+}
+
+// List summarises every container under root, sorted by id. A container
+// whose state cannot be read (a create in progress) is left out.
+func List(root string) ([]Summary, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", root, err)
+	}
+	var out []Summary
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		st, err := loadState(dir)
+		if err != nil {
+			continue
+		}
+		c := &Container{ID: e.Name(), dir: dir, State: st}
+		out = append(out, c.Summarize())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}

@@ -1,0 +1,124 @@
+package libcontainer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// CreateOpts is everything `husk create` and `husk run` pass to Create.
+type CreateOpts struct {
+	Root    string // --root
+	ID      string
+	Bundle  string // absolute
+	Config  *configs.Config
+	PidFile string // optional
+	// Stdio of the container process (passed through; nil means /dev/null).
+	Stdin, Stdout, Stderr *os.File
+}
+
+// Create builds the container up to the point where its init waits on
+// exec.fifo for `start`. On any failure everything it made is undone.
+func Create(o CreateOpts) (*Container, error) {
+	if err := checkID(o.ID); err != nil {
+		return nil, err
+	}
+	if err := configs.Validate(o.Config); err != nil {
+		return nil, err
+	}
+	if err := setSubreaper(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Root, 0o711); err != nil {
+		return nil, fmt.Errorf("create root %s: %w", o.Root, err)
+	}
+	dir := filepath.Join(o.Root, o.ID)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("container %s %w", o.ID, ErrExist)
+		}
+		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	c := &Container{ID: o.ID, dir: dir, lock: lock}
+	if err := c.create(o); err != nil {
+		c.undoCreate()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Container) create(o CreateOpts) error {
+	fifo := filepath.Join(c.dir, fifoName)
+	if err := unix.Mkfifo(fifo, 0o622); err != nil {
+		return fmt.Errorf("mkfifo %s: %w", fifo, err)
+	}
+	// mkfifo honours the umask; init may run as any user and must be able
+	// to open it for writing.
+	if err := os.Chmod(fifo, 0o622); err != nil {
+		return fmt.Errorf("chmod %s: %w", fifo, err)
+	}
+	c.State = &State{
+		OCIVersion:  o.Config.OCIVersion,
+		ID:          o.ID,
+		Bundle:      o.Bundle,
+		Rootfs:      o.Config.Rootfs,
+		Created:     time.Now().UTC(),
+		Owner:       ownerName(),
+		Annotations: o.Config.Annotations,
+		Config:      o.Config,
+	}
+	pid, err := startInit(o.Config, fifo, [3]*os.File{o.Stdin, o.Stdout, o.Stderr})
+	if pid > 0 {
+		// Recorded even on failure, so undoCreate can kill it.
+		c.State.InitPid = pid
+		_, c.State.InitStart, _ = procStat(pid)
+	}
+	if err != nil {
+		return fmt.Errorf("create container %s: %w", o.ID, err)
+	}
+	if err := saveState(c.dir, c.State); err != nil {
+		return err
+	}
+	if o.PidFile != "" {
+		if err := WritePidFile(o.PidFile, pid); err != nil {
+			return err
+		}
+	}
+	logrus.Debugf("container %s created, init pid %d", o.ID, pid)
+	return nil
+}
+
+// undoCreate kills a half-made container's init and removes its state.
+func (c *Container) undoCreate() {
+	if c.State != nil && c.State.InitPid > 0 {
+		unix.Kill(c.State.InitPid, unix.SIGKILL)
+		// We are its subreaper: reap it so no zombie is left.
+		var ws unix.WaitStatus
+		unix.Wait4(c.State.InitPid, &ws, 0, nil)
+	}
+	os.RemoveAll(c.dir)
+	c.Close()
+}
+
+// ownerName is the user name of the caller, as `list` shows it.
+func ownerName() string {
+	uid := os.Getuid()
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	return "#" + strconv.Itoa(uid)
+}

@@ -1,0 +1,169 @@
+package libcontainer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// Init is `husk init`, the container's first process once nsexec has put
+// it into its namespaces. It builds the container from the config the
+// parent sends, reports READY, waits on exec.fifo for `start`, and execs
+// the process. It returns only by exiting.
+func Init() {
+	// Credentials and capabilities are per thread: build and exec from one.
+	runtime.LockOSThread()
+	sock, err := inheritedFile(bootstrap.EnvInitPipe)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "husk init:", err)
+		os.Exit(1)
+	}
+	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
+		logrus.SetOutput(logw)
+		logrus.SetFormatter(&logrus.JSONFormatter{})
+	}
+	err = initContainer(sock)
+	// initContainer only returns on failure, before READY.
+	if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
+		fmt.Fprintln(os.Stderr, "husk init:", err)
+	}
+	os.Exit(1)
+}
+
+// inheritedFile opens the fd named by environment variable env.
+func inheritedFile(env string) (*os.File, error) {
+	fd, err := strconv.Atoi(os.Getenv(env))
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%s=%q: not an inherited fd", env, os.Getenv(env))
+	}
+	unix.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), env), nil
+}
+
+func initContainer(sock *os.File) error {
+	t, payload, err := bootstrap.Recv(sock)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if t != bootstrap.SyncConfig {
+		return fmt.Errorf("expected CONFIG from the parent, got %s", t)
+	}
+	var cfg configs.Config
+	if err := json.Unmarshal(payload, &cfg); err != nil {
+		return fmt.Errorf("decode config: %w", err)
+	}
+	p := cfg.Process
+	if err := rootfs.Setup(&cfg); err != nil {
+		return err
+	}
+	if err := setupSystem(&cfg); err != nil {
+		return err
+	}
+	if err := rootfs.Finalize(&cfg); err != nil {
+		return err
+	}
+	if err := setupProcess(&cfg); err != nil {
+		return err
+	}
+	if err := setupCredentials(p); err != nil {
+		return err
+	}
+	if err := unix.Chdir(p.Cwd); err != nil {
+		return fmt.Errorf("process.cwd: chdir %q: %w", p.Cwd, err)
+	}
+	env := processEnv(p)
+	path, err := lookPath(p.Args[0], env)
+	if err != nil {
+		return err
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncReady, nil); err != nil {
+		return err
+	}
+	sock.Close()
+	if err := waitForStart(); err != nil {
+		logrus.Error(err)
+		fmt.Fprintln(os.Stderr, "husk init:", err)
+		os.Exit(1)
+	}
+	err = unix.Exec(path, p.Args, env)
+	// Only reached when execve fails, after start: nobody waits for a
+	// sync message any more.
+	logrus.Errorf("exec %q: %v", path, err)
+	fmt.Fprintf(os.Stderr, "husk init: exec %q: %v\n", path, err)
+	os.Exit(127)
+	return nil
+}
+
+// waitForStart blocks opening exec.fifo for writing until `husk start`
+// opens it for reading, then writes the byte start waits for.
+func waitForStart() error {
+	fd, err := strconv.Atoi(os.Getenv(bootstrap.EnvFifoFd))
+	if err != nil {
+		return fmt.Errorf("%s: %w", bootstrap.EnvFifoFd, err)
+	}
+	// Reopen through /proc: the O_PATH fd was opened on the host side.
+	fifo, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open exec fifo: %w", err)
+	}
+	unix.Close(fd)
+	if _, err := unix.Write(fifo, []byte{'0'}); err != nil {
+		return fmt.Errorf("write exec fifo: %w", err)
+	}
+	return nil
+}
+
+// setupSystem sets what belongs to the container's namespaces rather than
+// to its process: host and domain name, sysctls, the session keyring.
+func setupSystem(cfg *configs.Config) error {
+	if cfg.Hostname != "" {
+		if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+			return fmt.Errorf("hostname: sethostname %q: %w", cfg.Hostname, err)
+		}
+	}
+	if cfg.Domainname != "" {
+		if err := unix.Setdomainname([]byte(cfg.Domainname)); err != nil {
+			return fmt.Errorf("domainname: setdomainname %q: %w", cfg.Domainname, err)
+		}
+	}
+	for k, v := range cfg.Sysctl {
+		path := "/proc/sys/" + strings.ReplaceAll(k, ".", "/")
+		if err := os.WriteFile(path, []byte(v), 0); err != nil {
+			return fmt.Errorf("linux.sysctl[%q]: write %q: %w", k, v, err)
+		}
+	}
+	if !cfg.NoNewKeyring {
+		if _, err := unix.KeyctlJoinSessionKeyring("_ses"); err != nil && err != unix.ENOSYS {
+			return fmt.Errorf("join a new session keyring: %w", err)
+		}
+	}
+	return nil
+}
+
+// setupProcess applies the process's rlimits and umask.
+func setupProcess(cfg *configs.Config) error {
+	p := cfg.Process
+	for i, r := range p.Rlimits {
+		// syscall.Setrlimit, so Go does not restore its own NOFILE limit
+		// at exec over the one asked for.
+		lim := &unix.Rlimit{Cur: r.Soft, Max: r.Hard}
+		if err := setrlimit(r.Type, lim); err != nil {
+			return fmt.Errorf("process.rlimits[%d]: setrlimit(%d, soft %d, hard %d): %w", i, r.Type, r.Soft, r.Hard, err)
+		}
+	}
+	umask := uint32(0o022)
+	if p.User.Umask != nil {
+		umask = *p.User.Umask
+	}
+	unix.Umask(int(umask))
+	return nil
+}

@@ -1,0 +1,137 @@
+package libcontainer
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+func TestCheckID(t *testing.T) {
+	for id, ok := range map[string]bool{
+		"abc": true, "a-b_c.d+e": true, "x1": true,
+		"": false, ".": false, "..": false, "a/b": false, "a b": false, "../x": false,
+	} {
+		if err := checkID(id); (err == nil) != ok {
+			t.Errorf("checkID(%q) = %v, want ok=%v", id, err, ok)
+		}
+	}
+}
+
+func TestBootstrapMessage(t *testing.T) {
+	adj := -500
+	cfg := &configs.Config{
+		Namespaces: []configs.Namespace{
+			{Type: configs.NEWNET, Path: "/var/run/netns/x"},
+			{Type: configs.NEWNS},
+			{Type: configs.NEWPID},
+			{Type: configs.NEWUSER},
+			{Type: configs.NEWIPC, Path: "/proc/1/ns/ipc"},
+		},
+		UIDMappings:   []configs.IDMap{{ContainerID: 0, HostID: 100000, Size: 65536}},
+		GIDMappings:   []configs.IDMap{{ContainerID: 0, HostID: 200000, Size: 10}, {ContainerID: 10, HostID: 300000, Size: 1}},
+		Process:       &configs.Process{OomScoreAdj: &adj},
+		TimensOffsets: "monotonic 5 0\n",
+	}
+	m := bootstrapMessage(cfg)
+	want := uint32(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUSER)
+	if m.CloneFlags != want {
+		t.Errorf("clone flags %#x, want %#x", m.CloneFlags, want)
+	}
+	// Join order follows NamespaceTypes: ipc before net.
+	if got := strings.Join(m.NsPaths, ","); got != "ipc:/proc/1/ns/ipc,net:/var/run/netns/x" {
+		t.Errorf("ns paths %q", got)
+	}
+	if m.UIDMap != "0 100000 65536\n" || m.GIDMap != "0 200000 10\n10 300000 1\n" {
+		t.Errorf("maps %q %q", m.UIDMap, m.GIDMap)
+	}
+	if m.OomScoreAdj != "-500" || m.TimeOffsets != "monotonic 5 0\n" {
+		t.Errorf("oom %q timens %q", m.OomScoreAdj, m.TimeOffsets)
+	}
+}
+
+func TestProcStat(t *testing.T) {
+	state, start, err := procStat(os.Getpid())
+	if err != nil || start == 0 || state == 0 {
+		t.Fatalf("procStat(self) = %c %d %v", state, start, err)
+	}
+	if !alive(os.Getpid(), start) {
+		t.Error("self not alive")
+	}
+	if alive(os.Getpid(), start+1) {
+		t.Error("a different start time must count as another process")
+	}
+	if alive(0, 0) {
+		t.Error("pid 0 alive")
+	}
+}
+
+func TestStateRoundTripAndLock(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "c1")
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	_, start, _ := procStat(os.Getpid())
+	in := &State{ID: "c1", InitPid: os.Getpid(), InitStart: start, Bundle: "/b", Config: &configs.Config{Rootfs: "/b/rootfs"}}
+	if err := saveState(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(root, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State.Bundle != "/b" || c.Status() != Running {
+		t.Errorf("loaded %+v status %s", c.State, c.Status())
+	}
+	// The fifo marks a created container.
+	if err := unix.Mkfifo(filepath.Join(dir, fifoName), 0o622); err != nil {
+		t.Fatal(err)
+	}
+	if c.Status() != Created {
+		t.Errorf("status %s with exec.fifo, want created", c.Status())
+	}
+	c.Close()
+	if _, err := Load(root, "nope"); !errors.Is(err, ErrNotExist) || !strings.Contains(err.Error(), "nope does not exist") {
+		t.Errorf("Load(nope) = %v", err)
+	}
+	list, err := List(root)
+	if err != nil || len(list) != 1 || list[0].ID != "c1" {
+		t.Errorf("List = %+v, %v", list, err)
+	}
+}
+
+func TestWritePidFileAtomic(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pid")
+	if err := WritePidFile(p, 1234); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "1234" {
+		t.Errorf("pid file %q", b)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("temp files left: %v", entries)
+	}
+}
+
+func TestLookPath(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "tool")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "plain"), nil, 0o644)
+	env := []string{"PATH=/nonexistent:" + dir}
+	if got, err := lookPath("tool", env); err != nil || got != bin {
+		t.Errorf("lookPath(tool) = %q, %v", got, err)
+	}
+	if _, err := lookPath("plain", env); err == nil || !strings.Contains(err.Error(), `exec: "plain": executable file not found in $PATH`) {
+		t.Errorf("lookPath(plain) = %v", err)
+	}
+	if _, err := lookPath("/nonexistent/x", env); err == nil || !strings.Contains(err.Error(), `"/nonexistent/x"`) {
+		t.Errorf("lookPath(abs missing) = %v", err)
+	}
+}

@@ -1,0 +1,214 @@
+package libcontainer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// startInit starts `husk init` for cfg and walks it through the protocol
+// of libcontainer/bootstrap up to READY. It returns the pid of the
+// container's init (also when it fails after init was forked, so the
+// caller can kill it).
+func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, error) {
+	exe, release, err := selfExe()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("init socketpair: %w", err)
+	}
+	sock := os.NewFile(uintptr(fds[0]), "init-parent")
+	child := os.NewFile(uintptr(fds[1]), "init-child")
+	defer sock.Close()
+	logR, logW, err := os.Pipe()
+	if err != nil {
+		child.Close()
+		return 0, fmt.Errorf("log pipe: %w", err)
+	}
+	fifo, err := openFifoPath(fifoPath)
+	if err != nil {
+		child.Close()
+		logR.Close()
+		logW.Close()
+		return 0, err
+	}
+	cmd := &exec.Cmd{
+		Path:       exe,
+		Args:       []string{"husk", "init"},
+		Env:        initEnv(),
+		Stdin:      stdio[0],
+		Stdout:     stdio[1],
+		Stderr:     stdio[2],
+		ExtraFiles: []*os.File{child, logW, fifo}, // fds 3, 4, 5
+	}
+	err = cmd.Start()
+	child.Close()
+	logW.Close()
+	fifo.Close()
+	if err != nil {
+		logR.Close()
+		return 0, fmt.Errorf("start husk init: %w", err)
+	}
+	go forwardLogs(logR)
+
+	msg := bootstrapMessage(cfg)
+	pid, err := runNsexec(sock, msg)
+	// nsexec's first process exits as soon as it has forked init.
+	if werr := cmd.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("nsexec: %w", werr)
+	}
+	if err != nil {
+		return pid, err
+	}
+	return pid, configureInit(sock, cfg)
+}
+
+// initEnv is init's whole environment: the numbers of its fds.
+func initEnv() []string {
+	return []string{
+		bootstrap.EnvInitPipe + "=3",
+		bootstrap.EnvLogPipe + "=4",
+		bootstrap.EnvFifoFd + "=5",
+	}
+}
+
+// bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
+// flags, joined ones as paths (user first), id maps, early settings.
+func bootstrapMessage(cfg *configs.Config) *bootstrap.Message {
+	m := &bootstrap.Message{TimeOffsets: cfg.TimensOffsets}
+	for _, t := range configs.NamespaceTypes() {
+		ns, ok := cfg.Namespace(t)
+		switch {
+		case !ok:
+		case ns.Path == "":
+			m.CloneFlags |= uint32(t.CloneFlag())
+		default:
+			m.NsPaths = append(m.NsPaths, t.ProcName()+":"+ns.Path)
+		}
+	}
+	if cfg.NewNamespace(configs.NEWUSER) {
+		m.UIDMap = idMapText(cfg.UIDMappings)
+		m.GIDMap = idMapText(cfg.GIDMappings)
+	}
+	if p := cfg.Process; p != nil && p.OomScoreAdj != nil {
+		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
+	}
+	return m
+}
+
+func idMapText(maps []configs.IDMap) string {
+	var b strings.Builder
+	for _, m := range maps {
+		fmt.Fprintf(&b, "%d %d %d\n", m.ContainerID, m.HostID, m.Size)
+	}
+	return b.String()
+}
+
+// runNsexec sends the bootstrap message and answers nsexec until it
+// reports the pid of the forked init.
+func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
+	if _, err := sock.Write(msg.Encode()); err != nil {
+		return 0, fmt.Errorf("send bootstrap message: %w", err)
+	}
+	for {
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return 0, initGone("nsexec", err)
+		}
+		switch t {
+		case bootstrap.SyncUsermapPls:
+			pid, err := bootstrap.ParsePid(payload)
+			if err != nil {
+				return 0, err
+			}
+			if err := writeIDMaps(pid, msg); err != nil {
+				return 0, err
+			}
+			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
+				return 0, err
+			}
+		case bootstrap.SyncPid:
+			return bootstrap.ParsePid(payload)
+		case bootstrap.SyncError:
+			return 0, errors.New(string(payload))
+		default:
+			return 0, fmt.Errorf("nsexec sent unexpected %s", t)
+		}
+	}
+}
+
+// writeIDMaps writes a new user namespace's maps for nsexec, which cannot
+// write them itself from inside the namespace.
+func writeIDMaps(pid int, msg *bootstrap.Message) error {
+	for _, f := range []struct{ name, data string }{{"uid_map", msg.UIDMap}, {"gid_map", msg.GIDMap}} {
+		path := fmt.Sprintf("/proc/%d/%s", pid, f.name)
+		if err := os.WriteFile(path, []byte(f.data), 0); err != nil {
+			return fmt.Errorf("write %s %q: %w", path, f.data, err)
+		}
+	}
+	return nil
+}
+
+// configureInit sends the config to the Go init and waits for READY.
+func configureInit(sock *os.File, cfg *configs.Config) error {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncConfig, data); err != nil {
+		return initGone("init", err)
+	}
+	t, payload, err := bootstrap.Recv(sock)
+	if err != nil {
+		return initGone("init", err)
+	}
+	switch t {
+	case bootstrap.SyncReady:
+		return nil
+	case bootstrap.SyncError:
+		return errors.New(string(payload))
+	}
+	return fmt.Errorf("init sent unexpected %s", t)
+}
+
+// initGone words a broken init socket: init died without saying why.
+func initGone(stage string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		return fmt.Errorf("%s exited without reporting an error (see its output above)", stage)
+	}
+	return fmt.Errorf("%s: %w", stage, err)
+}
+
+// forwardLogs re-logs init's JSON log lines at their level.
+func forwardLogs(r io.ReadCloser) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var e struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			logrus.Debugf("init: %s", sc.Text())
+			continue
+		}
+		lvl, err := logrus.ParseLevel(e.Level)
+		if err != nil {
+			lvl = logrus.InfoLevel
+		}
+		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
+	}
+}

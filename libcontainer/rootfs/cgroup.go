@@ -1,0 +1,194 @@
+package rootfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// A {"type": "cgroup"} mount shows the container its own cgroups. With a
+// cgroup namespace the kernel scopes a fresh cgroup mount to it; without
+// one, the container's own directories of the host's hierarchies are bound
+// instead, so it never sees its neighbours.
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+func mountCgroup(r *rootDir, c *configs.Config, m *configs.Mount) error {
+	own, err := ownCgroups()
+	if err != nil {
+		return err
+	}
+	_, cgroupns := c.Namespace(configs.NEWCGROUP)
+	if st, err := statfs(cgroupRoot); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+		return mountCgroup2(r, m, cgroupns, own[""])
+	}
+	return mountCgroup1(r, m, cgroupns, own)
+}
+
+// mountCgroup2 mounts the unified hierarchy at m.Destination.
+func mountCgroup2(r *rootDir, m *configs.Mount, cgroupns bool, own string) error {
+	if !cgroupns {
+		b := cgroupBind(m, m.Destination, path.Join(cgroupRoot, own))
+		b.PropagationFlags = m.PropagationFlags
+		return bindMount(r, b)
+	}
+	// No fallback to a bind here: inside the cgroup namespace, own is "/".
+	dst, err := r.open(m.Destination, makeDir)
+	if err != nil {
+		return err
+	}
+	err = mount("cgroup2", dst.proc(), "cgroup2", m.Flags, m.Data)
+	dst.close()
+	if err != nil {
+		return err
+	}
+	return propagate(r, m)
+}
+
+// mountCgroup1 makes a tmpfs at m.Destination holding one directory per
+// host hierarchy (cpu, memory, ..., unified), each a cgroup mount or a bind.
+func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]string) error {
+	hierarchies, err := mountinfo.GetMounts(func(i *mountinfo.Info) (bool, bool) {
+		isCgroup := i.FSType == "cgroup" || i.FSType == "cgroup2"
+		return !isCgroup || filepath.Dir(i.Mountpoint) != cgroupRoot, false
+	})
+	if err != nil {
+		return err
+	}
+	dst, err := r.open(m.Destination, makeDir)
+	if err != nil {
+		return err
+	}
+	err = mount("tmpfs", dst.proc(), "tmpfs", m.Flags&^unix.MS_RDONLY, "mode=755")
+	dst.close()
+	if err != nil {
+		return fmt.Errorf("tmpfs: %w", err)
+	}
+	for _, h := range hierarchies {
+		if err := mountHierarchy(r, m, h, cgroupns, own); err != nil {
+			return fmt.Errorf("%s: %w", h.Mountpoint, err)
+		}
+	}
+	if m.Flags&unix.MS_RDONLY != 0 {
+		dst, err := r.open(m.Destination, mustExist)
+		if err != nil {
+			return err
+		}
+		err = remountBind(dst.proc(), m.Flags, m.ClearedFlags)
+		dst.close()
+		if err != nil {
+			return err
+		}
+	}
+	return propagate(r, m)
+}
+
+// mountHierarchy mounts the host hierarchy h under m.Destination, by its
+// base name, plus a symlink per controller of a co-mounted one (cpu ->
+// cpu,cpuacct).
+func mountHierarchy(r *rootDir, m *configs.Mount, h *mountinfo.Info, cgroupns bool, own map[string]string) error {
+	name := filepath.Base(h.Mountpoint)
+	dest := path.Join(m.Destination, name)
+	key, ok := hierarchyKey(h, own)
+	if !ok {
+		return fmt.Errorf("not in /proc/self/cgroup (options %s)", h.VFSOptions)
+	}
+	if cgroupns {
+		dst, err := r.open(dest, makeDir)
+		if err != nil {
+			return err
+		}
+		err = mount("cgroup", dst.proc(), h.FSType, m.Flags, key)
+		dst.close()
+		if err != nil {
+			return err
+		}
+	} else {
+		rel := own[key]
+		if h.Root != "/" { // the host's own view is already scoped
+			rel = strings.TrimPrefix(rel, h.Root)
+		}
+		if err := bindMount(r, cgroupBind(m, dest, path.Join(h.Mountpoint, rel))); err != nil {
+			return err
+		}
+	}
+	if !strings.Contains(name, ",") {
+		return nil
+	}
+	dir, err := r.open(m.Destination, mustExist)
+	if err != nil {
+		return err
+	}
+	defer dir.close()
+	for _, link := range strings.Split(name, ",") {
+		if err := symlinkat(name, dir.fd, link); err != nil && !errors.Is(err, unix.EEXIST) {
+			return err
+		}
+	}
+	return nil
+}
+
+// hierarchyKey is how /proc/self/cgroup names hierarchy h: "" for
+// cgroup2, else the controllers of the line ("cpu,cpuacct", "name=systemd")
+// that are all among h's superblock options.
+func hierarchyKey(h *mountinfo.Info, own map[string]string) (string, bool) {
+	if h.FSType == "cgroup2" {
+		_, ok := own[""]
+		return "", ok
+	}
+	opts := strings.Split(h.VFSOptions, ",")
+	for key := range own {
+		if key != "" && allIn(strings.Split(key, ","), opts) {
+			return key, true
+		}
+	}
+	return "", false
+}
+
+func allIn(items, set []string) bool {
+	for _, item := range items {
+		if !slices.Contains(set, item) {
+			return false
+		}
+	}
+	return true
+}
+
+// cgroupBind is m as a bind of the host directory src at dest.
+func cgroupBind(m *configs.Mount, dest, src string) *configs.Mount {
+	return &configs.Mount{
+		Source:       src,
+		Destination:  dest,
+		Device:       "bind",
+		Flags:        m.Flags | unix.MS_BIND,
+		ClearedFlags: m.ClearedFlags,
+	}
+}
+
+// ownCgroups reads /proc/self/cgroup: controllers ("" for cgroup2) -> path.
+func ownCgroups() (map[string]string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	own := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// hierarchy-ID:controllers:path
+		fields := strings.SplitN(s.Text(), ":", 3)
+		if len(fields) == 3 {
+			own[fields[1]] = fields[2]
+		}
+	}
+	return own, s.Err()
+}

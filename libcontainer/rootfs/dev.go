@@ -1,0 +1,127 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// setupDev fills a /dev that the config mounts as a tmpfs: the device nodes
+// and the standard symlinks. A /dev from the image is left as it is.
+func setupDev(r *rootDir, c *configs.Config) error {
+	if !hasMount(c, "/dev", "tmpfs") {
+		return nil
+	}
+	for i, d := range c.Devices {
+		if err := createDevice(r, d); err != nil {
+			return fmt.Errorf("devices[%d] %q: %w", i, d.Path, err)
+		}
+	}
+	if err := devSymlinks(r, hasMount(c, "/dev/pts", "")); err != nil {
+		return fmt.Errorf("/dev symlinks: %w", err)
+	}
+	return nil
+}
+
+// hasMount reports whether c mounts something at dest (of type fstype,
+// unless fstype is "").
+func hasMount(c *configs.Config, dest, fstype string) bool {
+	for _, m := range c.Mounts {
+		if filepath.Clean(m.Destination) == dest && (fstype == "" || m.Device == fstype) {
+			return true
+		}
+	}
+	return false
+}
+
+// createDevice makes d with mknod, owned and moded as asked. Where mknod is
+// not permitted (a user namespace), the host's node is bound onto an empty
+// file instead.
+func createDevice(r *rootDir, d *configs.Device) error {
+	mode, err := deviceMode(d)
+	if err != nil {
+		return err
+	}
+	dir, err := r.open(filepath.Dir(d.Path), makeDir)
+	if err != nil {
+		return err
+	}
+	defer dir.close()
+	name := filepath.Base(d.Path)
+	err = mknodat(dir.fd, name, mode, unix.Mkdev(uint32(d.Major), uint32(d.Minor)))
+	switch {
+	case errors.Is(err, unix.EEXIST):
+		return nil
+	case errors.Is(err, unix.EPERM):
+		return bindDevice(r, d)
+	case err != nil:
+		return err
+	}
+	// mknod's mode went through the umask; set it exactly.
+	if err := fchmodat(dir.fd, name, uint32(d.FileMode.Perm())); err != nil {
+		return err
+	}
+	return fchownat(dir.fd, name, d.UID, d.GID)
+}
+
+// deviceMode is the mknod mode of d: its type bits and permissions.
+func deviceMode(d *configs.Device) (uint32, error) {
+	perm := uint32(d.FileMode.Perm())
+	switch d.Type {
+	case 'c', 'u':
+		return unix.S_IFCHR | perm, nil
+	case 'b':
+		return unix.S_IFBLK | perm, nil
+	case 'p':
+		return unix.S_IFIFO | perm, nil
+	}
+	return 0, fmt.Errorf("unknown device type %q", d.Type)
+}
+
+// bindDevice binds the host's node at d.Path onto an empty file.
+func bindDevice(r *rootDir, d *configs.Device) error {
+	dst, err := r.open(d.Path, makeFile)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	if err := mount(d.Path, dst.proc(), "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mknod not permitted, bind host %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// devSymlinks makes /dev/fd, stdin, stdout, stderr, core (when the host has
+// /proc/kcore) and ptmx (when devpts is mounted on /dev/pts).
+func devSymlinks(r *rootDir, devpts bool) error {
+	dev, err := r.open("/dev", mustExist)
+	if err != nil {
+		return err
+	}
+	defer dev.close()
+	links := [][2]string{
+		{"fd", "/proc/self/fd"},
+		{"stdin", "/proc/self/fd/0"},
+		{"stdout", "/proc/self/fd/1"},
+		{"stderr", "/proc/self/fd/2"},
+	}
+	if _, err := os.Stat("/proc/kcore"); err == nil {
+		links = append(links, [2]string{"core", "/proc/kcore"})
+	}
+	if devpts {
+		if err := unlinkat(dev.fd, "ptmx"); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("ptmx: %w", err)
+		}
+		links = append(links, [2]string{"ptmx", "pts/ptmx"})
+	}
+	for _, l := range links {
+		if err := symlinkat(l[1], dev.fd, l[0]); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("%s -> %s: %w", l[0], l[1], err)
+		}
+	}
+	return nil
+}

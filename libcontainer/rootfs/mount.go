@@ -1,0 +1,99 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// mountAll mounts every config.json mount inside the rootfs, in order.
+func mountAll(r *rootDir, c *configs.Config) error {
+	for i, m := range c.Mounts {
+		if err := mountOne(r, c, m); err != nil {
+			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
+		}
+	}
+	return nil
+}
+
+// mountOne mounts m at its destination, resolved inside the rootfs, then
+// applies its propagation flags.
+func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
+	switch {
+	case m.IsBind() || m.Device == "bind":
+		return bindMount(r, m)
+	case m.Device == "cgroup":
+		return mountCgroup(r, c, m)
+	}
+	dst, err := r.open(m.Destination, makeDir)
+	if err != nil {
+		return err
+	}
+	err = mount(mountSource(m), dst.proc(), m.Device, m.Flags, m.Data)
+	dst.close()
+	if errors.Is(err, unix.EPERM) {
+		if host := hostFallback(c, m); host != "" {
+			if err := bindMount(r, fallbackBind(m, host)); err != nil {
+				return fmt.Errorf("%s not permitted, bind host %s instead: %w", m.Device, host, err)
+			}
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return propagate(r, m)
+}
+
+// mountSource is the mount's source, or its type when it has none.
+func mountSource(m *configs.Mount) string {
+	if m.Source == "" {
+		return m.Device
+	}
+	return m.Source
+}
+
+// hostFallback is the host directory to bind instead of a filesystem the
+// kernel refused to mount, or "". A sysfs belongs to a network namespace
+// and an mqueue to an IPC namespace: from a user namespace without a new one
+// of those the kernel says EPERM, and runc binds the host's instead.
+func hostFallback(c *configs.Config, m *configs.Mount) string {
+	switch {
+	case m.Device == "sysfs" && !c.NewNamespace(configs.NEWNET):
+		return "/sys"
+	case m.Device == "mqueue" && !c.NewNamespace(configs.NEWIPC):
+		return "/dev/mqueue"
+	}
+	return ""
+}
+
+// fallbackBind is m as a recursive bind of the host directory src, keeping
+// m's flags (ro, nosuid, ...) for the remount.
+func fallbackBind(m *configs.Mount, src string) *configs.Mount {
+	b := *m
+	b.Source = src
+	b.Device = "bind"
+	b.Flags = m.Flags | unix.MS_BIND | unix.MS_REC
+	b.Data = ""
+	return &b
+}
+
+// propagate applies m's propagation flags, one after the other.
+func propagate(r *rootDir, m *configs.Mount) error {
+	if len(m.PropagationFlags) == 0 {
+		return nil
+	}
+	dst, err := r.open(m.Destination, mustExist)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	for _, flags := range m.PropagationFlags {
+		if err := mount("", dst.proc(), "", flags, ""); err != nil {
+			return fmt.Errorf("set propagation %#x: %w", flags, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+	"golang.org/x/sys/unix"
+)
+
+// rootDir is the container's rootfs while Setup builds it: its host path and
+// an O_PATH descriptor of it that every mount destination is resolved from.
+type rootDir struct {
+	path string
+	fd   int
+}
+
+// openRoot opens the rootfs at path, which must have no symlinks in it. Open
+// it after the rootfs is bound onto itself, so lookups start on that mount.
+func openRoot(path string) (*rootDir, error) {
+	fd, err := open(path, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
+	}
+	return &rootDir{path: path, fd: fd}, nil
+}
+
+func (r *rootDir) close() { closeFd(r.fd) }
+
+// create says what open makes when a path is missing.
+type create int
+
+const (
+	mustExist create = iota // nothing: the path must exist
+	makeDir                 // missing directories, the last one too
+	makeFile                // missing directories, then an empty file
+)
+
+// handle pins a resolved path inside the rootfs with an O_PATH descriptor.
+// Mounting on proc() cannot be redirected by a symlink swapped in later.
+type handle struct{ fd int }
+
+func (h *handle) proc() string { return "/proc/self/fd/" + strconv.Itoa(h.fd) }
+
+func (h *handle) close() { closeFd(h.fd) }
+
+// open resolves the container path p inside the rootfs. SecureJoin first
+// resolves the symlinks in p as if the rootfs were "/"; the result is then
+// walked again one component at a time from the rootfs descriptor without
+// following any symlink, creating what is missing as c asks. A component that
+// turned into a symlink between the two steps is an error, never followed:
+// a mount can never land outside the rootfs.
+func (r *rootDir) open(p string, c create) (*handle, error) {
+	joined, err := securejoin.SecureJoin(r.path, p)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %q in rootfs: %w", p, err)
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(joined, r.path), "/")
+	dir, err := dup(r.fd)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "" {
+		return &handle{fd: dir}, nil
+	}
+	names := strings.Split(rel, "/")
+	for i, name := range names {
+		last := i == len(names)-1
+		fd, err := step(dir, name, last, c)
+		closeFd(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", "/"+filepath.Join(names[:i+1]...), err)
+		}
+		dir = fd
+	}
+	return &handle{fd: dir}, nil
+}
+
+// step opens name in dir with O_PATH|O_NOFOLLOW, creating it if missing.
+func step(dir int, name string, last bool, c create) (int, error) {
+	flags := unix.O_PATH | unix.O_NOFOLLOW
+	if !last || c == makeDir {
+		flags |= unix.O_DIRECTORY
+	}
+	fd, err := openat(dir, name, flags)
+	if errors.Is(err, unix.ENOENT) && c != mustExist {
+		if last && c == makeFile {
+			err = mknodat(dir, name, unix.S_IFREG|0o644, 0)
+		} else {
+			err = mkdirat(dir, name, 0o755)
+		}
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, err
+		}
+		fd, err = openat(dir, name, flags)
+	}
+	if err != nil {
+		return -1, err
+	}
+	if flags&unix.O_DIRECTORY != 0 {
+		return fd, nil // a symlink fails O_DIRECTORY with ENOTDIR
+	}
+	// Without O_DIRECTORY, O_PATH|O_NOFOLLOW opens a symlink itself.
+	st, err := fstat(fd)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		err = fmt.Errorf("became a symlink while resolving: %w", unix.ELOOP)
+	}
+	if err != nil {
+		closeFd(fd)
+		return -1, err
+	}
+	return fd, nil
+}

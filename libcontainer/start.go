@@ -1,0 +1,113 @@
+package libcontainer
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Start lets a created container's init exec the process: init is blocked
+// opening exec.fifo for writing; opening it for reading releases it, and
+// the byte init writes says it got that far.
+func (c *Container) Start() error {
+	switch st := c.Status(); st {
+	case Created:
+	case Stopped:
+		return fmt.Errorf("cannot start a container that has stopped")
+	default:
+		return fmt.Errorf("cannot start an already %s container", st)
+	}
+	path := filepath.Join(c.dir, fifoName)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if err := awaitFifo(fd, c.State.InitPid); err != nil {
+		return fmt.Errorf("start container %s: %w", c.ID, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// awaitFifo waits until init writes its byte to the fifo, or dies.
+func awaitFifo(fifo, pid int) error {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(pidfd)
+	fds := []unix.PollFd{{Fd: int32(fifo), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("poll exec fifo: %w", err)
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			var b [1]byte
+			if n, _ := unix.Read(fifo, b[:]); n == 1 {
+				return nil
+			}
+		}
+		if fds[0].Revents&unix.POLLHUP != 0 || fds[1].Revents != 0 {
+			return fmt.Errorf("container init (pid %d) exited before it could exec the process", pid)
+		}
+	}
+}
+
+// Waiter waits for a foreground container's init, forwarding the signals
+// husk receives to it. Make it before Create so no signal is missed.
+type Waiter struct{ sigs chan os.Signal }
+
+// NewWaiter starts catching every signal.
+func NewWaiter() *Waiter {
+	w := &Waiter{sigs: make(chan os.Signal, 128)}
+	signal.Notify(w.sigs)
+	return w
+}
+
+// Wait forwards signals to pid until it exits (husk is its subreaper) and
+// returns its exit code: the status, or 128+N when killed by signal N.
+// Other orphans reparented to husk are reaped on the way.
+func (w *Waiter) Wait(pid int) int {
+	defer signal.Stop(w.sigs)
+	for {
+		if code, done := reap(pid); done {
+			return code
+		}
+		switch sig := (<-w.sigs).(unix.Signal); sig {
+		case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH:
+			// SIGURG is the Go runtime's own preemption signal.
+		default:
+			unix.Kill(pid, sig)
+		}
+	}
+}
+
+// reap collects every exited child without blocking and reports whether
+// pid was among them.
+func reap(pid int) (code int, done bool) {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || got <= 0 {
+			return 0, false
+		}
+		if got == pid {
+			if ws.Signaled() {
+				return 128 + int(ws.Signal()), true
+			}
+			return ws.ExitStatus(), true
+		}
+	}
+}

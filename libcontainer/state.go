@@ -1,0 +1,122 @@
+package libcontainer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// State is what husk remembers of a container, in ROOT/ID/state.json.
+// The container's status is derived, never stored (see Status).
+type State struct {
+	OCIVersion  string            `json:"ociVersion"`
+	ID          string            `json:"id"`
+	InitPid     int               `json:"init_pid"`
+	InitStart   uint64            `json:"init_start"` // /proc/PID/stat starttime
+	Bundle      string            `json:"bundle"`
+	Rootfs      string            `json:"rootfs"`
+	Created     time.Time         `json:"created"`
+	Owner       string            `json:"owner"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Config      *configs.Config   `json:"config"`
+}
+
+const (
+	stateFile = "state.json"
+	fifoName  = "exec.fifo"
+)
+
+var idPattern = regexp.MustCompile(`^[\w+\-.]+$`)
+
+// checkID refuses ids that are not safe as one path element.
+func checkID(id string) error {
+	if id == "" {
+		return fmt.Errorf("container id: must not be empty")
+	}
+	if !idPattern.MatchString(id) || id == "." || id == ".." {
+		return fmt.Errorf("container id: invalid %q (letters, digits, '_', '+', '-' and '.' only)", id)
+	}
+	return nil
+}
+
+// lockDir takes an exclusive flock on dir, serialising commands on one
+// container. The lock is released when the returned file is closed.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("flock %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// saveState writes state.json atomically: a reader sees the old or the
+// new file, never half of one.
+func saveState(dir string, s *State) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, stateFile), data, 0o600)
+}
+
+func loadState(dir string) (*State, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return &s, nil
+}
+
+// writeFileAtomic writes a temporary file beside path and renames it over
+// path.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	return nil
+}
+
+// WritePidFile writes pid to path atomically, as containerd expects.
+func WritePidFile(path string, pid int) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("pid file %s: %w", path, err)
+	}
+	return writeFileAtomic(abs, []byte(fmt.Sprint(pid)), 0o644)
+}

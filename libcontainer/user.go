@@ -1,0 +1,142 @@
+package libcontainer
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/husk-runtime/husk/libcontainer/caps"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// setupCredentials drops init's root powers to the process's: bounding
+// set first (needs CAP_SETPCAP), then groups and ids with capabilities
+// kept across the uid change, then the five capability sets, then
+// no_new_privs.
+func setupCredentials(p *configs.Process) error {
+	var bounding []string
+	if p.Capabilities != nil {
+		bounding = p.Capabilities.Bounding
+	}
+	if err := caps.DropBounding(bounding); err != nil {
+		return fmt.Errorf("process.capabilities.bounding: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_KEEPCAPS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_KEEPCAPS): %w", err)
+	}
+	u := p.User
+	gids := make([]int, len(u.AdditionalGids))
+	for i, g := range u.AdditionalGids {
+		gids[i] = int(g)
+	}
+	if err := unix.Setgroups(gids); err != nil {
+		return fmt.Errorf("process.user.additionalGids: setgroups %v: %w", u.AdditionalGids, err)
+	}
+	if err := unix.Setresgid(int(u.GID), int(u.GID), int(u.GID)); err != nil {
+		return fmt.Errorf("process.user.gid: setresgid %d: %w", u.GID, err)
+	}
+	if err := unix.Setresuid(int(u.UID), int(u.UID), int(u.UID)); err != nil {
+		return fmt.Errorf("process.user.uid: setresuid %d: %w", u.UID, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_KEEPCAPS, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_KEEPCAPS, 0): %w", err)
+	}
+	skipped, err := caps.Apply(p.Capabilities)
+	if err != nil {
+		return fmt.Errorf("process.capabilities: %w", err)
+	}
+	if len(skipped) > 0 {
+		logrus.Warnf("process.capabilities: this kernel does not know %s; skipped", strings.Join(skipped, ", "))
+	}
+	if p.NoNewPrivileges {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("process.noNewPrivileges: prctl: %w", err)
+		}
+	}
+	return nil
+}
+
+func setrlimit(resource int, lim *unix.Rlimit) error {
+	return syscall.Setrlimit(resource, (*syscall.Rlimit)(lim))
+}
+
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// processEnv is the process's environment, with HOME filled in from the
+// container's /etc/passwd when the config does not set it.
+func processEnv(p *configs.Process) []string {
+	env := append([]string(nil), p.Env...)
+	if lookupEnv(env, "HOME") == "" {
+		env = append(env, "HOME="+homeOf(p.User.UID))
+	}
+	return env
+}
+
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// homeOf reads uid's home from /etc/passwd (inside the container: init
+// has pivoted already); "/" when there is none.
+func homeOf(uid uint32) string {
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		return "/"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) >= 6 && fields[2] == strconv.FormatUint(uint64(uid), 10) && fields[5] != "" {
+			return fields[5]
+		}
+	}
+	return "/"
+}
+
+// lookPath finds the process's binary the way a shell would, with the
+// container's PATH, as the process's user.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		if err := executable(name); err != nil {
+			return "", fmt.Errorf("exec: %q: %w", name, err)
+		}
+		return name, nil
+	}
+	path := lookupEnv(env, "PATH")
+	if path == "" {
+		path = defaultPath
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		candidate := filepath.Join(dir, name)
+		if executable(candidate) == nil {
+			return candidate, nil
+		}
+	}
+	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
+}
+
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("is a directory")
+	}
+	return unix.Access(path, unix.X_OK)
+}

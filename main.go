@@ -1,0 +1,97 @@
+// Command husk is an OCI container runtime with runc's command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v3"
+)
+
+// Set by the Makefile with -ldflags -X.
+var (
+	version = "0.1.0-dev"
+	commit  = "unknown"
+)
+
+// exitCode makes husk exit with a given status and no message: `run`
+// exits with the container's.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func main() {
+	cli.VersionPrinter = func(*cli.Command) {
+		fmt.Printf("husk version %s\ncommit: %s\nspec: %s\n", version, commit, specs.Version)
+	}
+	app := &cli.Command{
+		Name:    "husk",
+		Usage:   "an OCI container runtime (runc's command line)",
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "root", Value: "/run/husk", Usage: "directory for container state"},
+			&cli.StringFlag{Name: "log", Usage: "log file (default: stderr)"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
+			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
+			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver (not available)"},
+			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "ignored; accepted for runc compatibility"},
+			&cli.StringFlag{Name: "criu", Usage: "ignored; husk has no checkpoint/restore"},
+		},
+		Before: setupLogging,
+		Commands: []*cli.Command{
+			createCommand, startCommand, runCommand, stateCommand, killCommand,
+			deleteCommand, listCommand, specCommand, initCommand,
+		},
+		// Errors are printed once, by main.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+	}
+	err := app.Run(context.Background(), os.Args)
+	var code exitCode
+	switch {
+	case err == nil:
+	case errors.As(err, &code):
+		os.Exit(int(code))
+	default:
+		reportError(err)
+		os.Exit(1)
+	}
+}
+
+// logFile is the --log file, if one was given.
+var logFile *os.File
+
+func setupLogging(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+	if cmd.Bool("debug") {
+		logrus.SetLevel(logrus.DebugLevel)
+	}
+	switch f := cmd.String("log-format"); f {
+	case "text":
+		logrus.SetFormatter(&logrus.TextFormatter{DisableColors: true})
+	case "json":
+		logrus.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return ctx, fmt.Errorf("--log-format: unknown %q (text or json)", f)
+	}
+	if path := cmd.String("log"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return ctx, fmt.Errorf("--log: %w", err)
+		}
+		logFile = f
+		logrus.SetOutput(f)
+	}
+	return ctx, nil
+}
+
+// reportError logs err as an error record to --log (containerd shows the
+// last one's msg to users) and prints it as husk's last line on stderr.
+func reportError(err error) {
+	if logFile != nil {
+		logrus.Error(err)
+	}
+	fmt.Fprintln(os.Stderr, "husk: "+err.Error())
+}

@@ -1,0 +1,388 @@
+package nsenter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+)
+
+// TestMain doubles as the Go side of `husk init` when the test binary is
+// re-executed with the init socket set: nsexec has already run in the
+// constructor, and fakeInit stands in for Go init.
+func TestMain(m *testing.M) {
+	if os.Getenv(bootstrap.EnvInitPipe) != "" {
+		os.Exit(fakeInit())
+	}
+	os.Exit(m.Run())
+}
+
+// fakeInit waits for CONFIG like the real init, answers READY with its pid
+// as seen in its own PID namespace, then waits for the test to hang up.
+func fakeInit() int {
+	sock := os.NewFile(3, "initpipe")
+	if t, _, err := bootstrap.Recv(sock); err != nil || t != bootstrap.SyncConfig {
+		return 2
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncReady, bootstrap.PidPayload(os.Getpid())); err != nil {
+		return 3
+	}
+	_, _ = io.Copy(io.Discard, sock)
+	return 0
+}
+
+func TestParseRoundTrip(t *testing.T) {
+	for _, m := range []bootstrap.Message{
+		{},
+		{CloneFlags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWPID},
+		{
+			CloneFlags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWTIME | unix.CLONE_NEWCGROUP,
+			NsPaths:     []string{"user:/proc/1/ns/user", "net:/var/run/netns/a:b", "ipc:/x"},
+			UIDMap:      "0 1000 1\n1 100000 65536\n",
+			GIDMap:      "0 1000 1",
+			OomScoreAdj: "-999",
+			TimeOffsets: "monotonic 86400 0\nboottime 1 2",
+		},
+		{NsPaths: []string{"mnt:/m", "uts:/u", "pid:/p", "cgroup:/c", "time:/t"}},
+		{OomScoreAdj: "1"}, // payload length not a multiple of 4: padded
+	} {
+		got, err := ParseBootstrap(m.Encode())
+		if err != nil {
+			t.Errorf("%+v: %v", m, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, m)
+		}
+	}
+}
+
+// message builds a bootstrap message by hand from raw attributes.
+func message(attrs ...*nl.RtAttr) []byte {
+	req := nl.NewNetlinkRequest(bootstrap.MsgType, 0)
+	for _, a := range attrs {
+		req.AddData(a)
+	}
+	return req.Serialize()
+}
+
+func TestParseTrailingNUL(t *testing.T) {
+	b := message(
+		nl.NewRtAttr(bootstrap.AttrNsPaths, []byte("net:/a,uts:/b\x00")),
+		nl.NewRtAttr(bootstrap.AttrOomScoreAdj, []byte("12\x00")),
+	)
+	got, err := ParseBootstrap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bootstrap.Message{NsPaths: []string{"net:/a", "uts:/b"}, OomScoreAdj: "12"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestParseMalformed(t *testing.T) {
+	good := (&bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, UIDMap: "0 0 1"}).Encode()
+	patch := func(off int, v uint16) []byte {
+		b := bytes.Clone(good)
+		binary.NativeEndian.PutUint16(b[off:], v)
+		return b
+	}
+	str := func(typ int, s string) *nl.RtAttr { return nl.NewRtAttr(typ, []byte(s)) }
+	flags := nl.NewRtAttr(bootstrap.AttrCloneFlags, nl.Uint32Attr(0))
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "shorter than its 16-byte header"},
+		{"truncated header", good[:10], "shorter than its 16-byte header"},
+		{"wrong type", patch(4, 1234), "message type 1234, want 62000"},
+		{"truncated message", good[:len(good)-4], "header says"},
+		{"attribute past the end", patch(16, 200), "length 200 runs past the end"},
+		{"attribute shorter than its header", patch(16, 2), "length 2 runs past the end"},
+		{"unknown attribute", message(flags, str(999, "x")), "unknown attribute type 999"},
+		{"clone flags size", message(nl.NewRtAttr(bootstrap.AttrCloneFlags, []byte{1, 2})), "CLONE_FLAGS: 2 bytes, want 4"},
+		{"clone flags twice", message(flags, flags), "CLONE_FLAGS appears twice"},
+		{"unknown clone flag", message(nl.NewRtAttr(bootstrap.AttrCloneFlags, nl.Uint32Attr(unix.CLONE_FS))), "unknown bits 0x200"},
+		{"string twice", message(str(bootstrap.AttrUIDMap, "a"), str(bootstrap.AttrUIDMap, "b")), "UIDMAP appears twice"},
+		{"NUL inside", message(str(bootstrap.AttrGIDMap, "0 0\x001")), "GIDMAP: NUL byte inside"},
+		{"unknown namespace", message(str(bootstrap.AttrNsPaths, "user:/u,netwrk:/n")), `unknown namespace "netwrk" in "netwrk:/n"`},
+		{"no colon", message(str(bootstrap.AttrNsPaths, "net")), `entry "net" is not name:path`},
+		{"empty path", message(str(bootstrap.AttrNsPaths, "net:")), `entry "net:" is not name:path`},
+		{"empty entry", message(str(bootstrap.AttrNsPaths, "net:/a,,uts:/b")), `entry "" is not name:path`},
+		{"too many paths", message(str(bootstrap.AttrNsPaths, strings.Repeat("net:/a,", 16)+"net:/a")), "more than 16 entries"},
+	} {
+		_, err := ParseBootstrap(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	// A truncated attribute header needs a header length that covers it.
+	b := append(message(flags), 1, 0, 0, 0)
+	binary.NativeEndian.PutUint32(b, uint32(len(b)-2))
+	if _, err := ParseBootstrap(b); err == nil || !strings.Contains(err.Error(), "truncated attribute header at offset 24") {
+		t.Errorf("truncated attribute header: got %v", err)
+	}
+}
+
+func FuzzParseBootstrap(f *testing.F) {
+	f.Add((&bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, NsPaths: []string{"net:/a"}, UIDMap: "0 0 1"}).Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseBootstrap(b)
+		if err == nil {
+			if _, err := ParseBootstrap(m.Encode()); err != nil {
+				t.Errorf("re-encoded %+v: %v", m, err)
+			}
+		}
+	})
+}
+
+// ---- process tests: re-execute this binary as `husk init` ----
+
+var subreaper sync.Once
+
+// initProc is a re-executed test binary speaking the init protocol.
+type initProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	sock   *os.File
+	stderr bytes.Buffer
+	pid    int // the forked Go init, once known
+}
+
+// startInit runs the test binary with the init socket on fd 3 and writes
+// msg to it. Cleanup reaps the first process and the forked one.
+func startInit(t *testing.T, msg []byte) *initProc {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("namespaces need root")
+	}
+	// Orphaned Go inits are reparented to us, so we can reap them.
+	subreaper.Do(func() {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+		}
+	})
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil { // for deadlines
+		t.Fatal(err)
+	}
+	p := &initProc{t: t, sock: os.NewFile(uintptr(fds[0]), "parent")}
+	child := os.NewFile(uintptr(fds[1]), "child")
+	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
+	p.cmd.ExtraFiles = []*os.File{child}
+	p.cmd.Stderr = &p.stderr
+	err = p.cmd.Start()
+	child.Close()
+	if err != nil {
+		p.sock.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(p.reap)
+	if _, err := p.sock.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *initProc) reap() {
+	p.sock.Close() // nsexec or fakeInit sees EOF and exits
+	_ = p.cmd.Wait()
+	if p.pid > 0 {
+		_ = unix.Kill(p.pid, unix.SIGKILL)
+		_, _ = unix.Wait4(p.pid, nil, 0, nil)
+	}
+}
+
+// recv reads one frame and fails unless it has type want.
+func (p *initProc) recv(want bootstrap.SyncType) []byte {
+	p.t.Helper()
+	_ = p.sock.SetReadDeadline(time.Now().Add(10 * time.Second))
+	typ, payload, err := bootstrap.Recv(p.sock)
+	if err != nil {
+		p.t.Fatalf("waiting for %s: %v (stderr: %q)", want, err, p.stderr.String())
+	}
+	if typ != want {
+		p.t.Fatalf("got %s %q, want %s", typ, payload, want)
+	}
+	return payload
+}
+
+func (p *initProc) recvPid(want bootstrap.SyncType) int {
+	p.t.Helper()
+	pid, err := bootstrap.ParsePid(p.recv(want))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return pid
+}
+
+func (p *initProc) send(typ bootstrap.SyncType, payload []byte) {
+	p.t.Helper()
+	if err := bootstrap.Send(p.sock, typ, payload); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// finish takes the Go init's pid, runs the CONFIG/READY exchange with
+// fakeInit and returns the pid fakeInit sees for itself.
+func (p *initProc) finish() (hostPid, innerPid int) {
+	p.t.Helper()
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	if err := p.cmd.Wait(); err != nil {
+		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderr.String())
+	}
+	p.send(bootstrap.SyncConfig, []byte("{}"))
+	return p.pid, p.recvPid(bootstrap.SyncReady)
+}
+
+// fail expects an ERROR frame containing want and exit status 1.
+func (p *initProc) fail(want string) {
+	p.t.Helper()
+	if msg := string(p.recv(bootstrap.SyncError)); !strings.Contains(msg, want) {
+		p.t.Errorf("error %q does not contain %q", msg, want)
+	}
+	if err := p.cmd.Wait(); err == nil || p.cmd.ProcessState.ExitCode() != 1 {
+		p.t.Errorf("exit: %v, want status 1", err)
+	}
+}
+
+func nsLink(t *testing.T, pid int, ns string) string {
+	t.Helper()
+	s, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func readProc(t *testing.T, pid int, file string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestUnshareAndJoin(t *testing.T) {
+	self := os.Getpid()
+	a := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS | unix.CLONE_NEWPID}).Encode())
+	pidA, inner := a.finish()
+	if inner != 1 {
+		t.Errorf("Go init's pid in its new PID namespace: %d, want 1", inner)
+	}
+	for _, ns := range []string{"uts", "pid"} {
+		if nsLink(t, pidA, ns) == nsLink(t, self, ns) {
+			t.Errorf("Go init shares our %s namespace", ns)
+		}
+	}
+
+	// B joins A's uts namespace and (by path) our net namespace.
+	b := startInit(t, (&bootstrap.Message{NsPaths: []string{
+		"uts:/proc/" + strconv.Itoa(pidA) + "/ns/uts",
+		"net:/proc/" + strconv.Itoa(self) + "/ns/net",
+	}}).Encode())
+	pidB, _ := b.finish()
+	if nsLink(t, pidB, "uts") != nsLink(t, pidA, "uts") {
+		t.Error("B did not join A's uts namespace")
+	}
+	if nsLink(t, pidB, "net") != nsLink(t, self, "net") {
+		t.Error("B is not in our net namespace")
+	}
+}
+
+func TestUserNamespace(t *testing.T) {
+	p := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER | unix.CLONE_NEWUTS}).Encode())
+	pid := p.recvPid(bootstrap.SyncUsermapPls)
+	for _, f := range []string{"uid_map", "gid_map"} {
+		if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/"+f, []byte("0 100000 65536"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.send(bootstrap.SyncUsermapAck, nil)
+	goInit, _ := p.finish()
+	status := readProc(t, goInit, "status")
+	for _, want := range []string{"Uid:\t100000\t100000\t100000\t100000", "Gid:\t100000\t100000\t100000\t100000"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status of Go init lacks %q:\n%s", want, status)
+		}
+	}
+	if nsLink(t, goInit, "user") == nsLink(t, os.Getpid(), "user") {
+		t.Error("Go init shares our user namespace")
+	}
+}
+
+func TestTimeNamespaceAndOom(t *testing.T) {
+	if _, err := os.Stat("/proc/self/ns/time"); err != nil {
+		t.Skip("no time namespaces:", err)
+	}
+	p := startInit(t, (&bootstrap.Message{
+		CloneFlags:  unix.CLONE_NEWTIME,
+		TimeOffsets: "monotonic 86400 0",
+		OomScoreAdj: "123",
+	}).Encode())
+	pid, _ := p.finish()
+	if got := strings.Fields(readProc(t, pid, "timens_offsets")); !reflect.DeepEqual(got[:3], []string{"monotonic", "86400", "0"}) {
+		t.Errorf("timens_offsets: %q", got)
+	}
+	if got := strings.TrimSpace(readProc(t, pid, "oom_score_adj")); got != "123" {
+		t.Errorf("oom_score_adj: %q, want 123", got)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	startInit(t, (&bootstrap.Message{NsPaths: []string{"net:/nonexistent/netns/x"}}).Encode()).
+		fail("nsexec: open net:/nonexistent/netns/x: No such file or directory")
+	startInit(t, (&bootstrap.Message{NsPaths: []string{"net:/proc/self/ns/uts"}}).Encode()).
+		fail("nsexec: setns net:/proc/self/ns/uts: Invalid argument")
+	startInit(t, message(nl.NewRtAttr(999, nil))).
+		fail("nsexec: bootstrap message: unknown attribute type 999")
+	startInit(t, (&bootstrap.Message{OomScoreAdj: "lots"}).Encode()).
+		fail(`nsexec: write OOM_SCORE_ADJ "lots" to /proc/self/oom_score_adj: Invalid argument`)
+	// The parent hangs up before sending the message.
+	p := startInit(t, nil)
+	p.sock.Close()
+	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderr.String(), "nsexec: read bootstrap message header: unexpected end of file") {
+		t.Errorf("exit %v, stderr %q", err, p.stderr.String())
+	}
+}
+
+// TestManyInARow starts Go in many forked inits: Go >= 1.22 aborts in a
+// process made by a raw clone(2) (runc issue 4233); fork must not.
+func TestManyInARow(t *testing.T) {
+	n := 50
+	if testing.Short() {
+		n = 5
+	}
+	flags := uint32(unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID | unix.CLONE_NEWNET)
+	for i := 0; i < n; i++ {
+		p := startInit(t, (&bootstrap.Message{CloneFlags: flags}).Encode())
+		if _, inner := p.finish(); inner != 1 {
+			t.Fatalf("run %d: pid %d, want 1", i, inner)
+		}
+		p.sock.Close()
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
+			t.Fatalf("run %d: Go init exit %v %v (stderr %q)", i, ws, err, p.stderr.String())
+		}
+		p.pid = 0
+	}
+}

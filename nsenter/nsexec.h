@@ -1,0 +1,42 @@
+/*
+ * nsexec: the C stage of `husk init`, run by a constructor before the Go
+ * runtime starts. See nsexec.c and libcontainer/bootstrap/protocol.go.
+ */
+#ifndef HUSK_NSEXEC_H
+#define HUSK_NSEXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HUSK_MAX_NS 16 /* entries in NS_PATHS */
+
+/* One namespace to join: NS_PATHS entry "name:path". */
+struct husk_ns {
+	const char *name; /* as under /proc/PID/ns: "net", "mnt", ... */
+	int flag;         /* its CLONE_NEW* flag */
+	const char *path; /* points into husk_bootstrap.ns_paths */
+};
+
+/* The parsed bootstrap message. Strings are NUL-terminated copies, NULL
+ * when the attribute was absent; release them with husk_bootstrap_free. */
+struct husk_bootstrap {
+	uint32_t clone_flags;
+	char *ns_paths; /* NS_PATHS, split in place into ns[] */
+	struct husk_ns ns[HUSK_MAX_NS];
+	size_t n_ns;
+	char *uid_map;
+	char *gid_map;
+	char *oom_score_adj;
+	char *timens_offsets;
+};
+
+/* Parses the netlink message buf[0:len]. Returns 0, or -1 with a
+ * description of the problem in err (out is then left empty). */
+int husk_parse_bootstrap(const char *buf, size_t len, struct husk_bootstrap *out,
+			 char *err, size_t errlen);
+void husk_bootstrap_free(struct husk_bootstrap *b);
+
+/* The constructor's body: returns at once unless _HUSK_INITPIPE is set. */
+void husk_nsexec(void);
+
+#endif

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/urfave/cli/v3"
+)
+
+var specCommand = &cli.Command{
+	Name:  "spec",
+	Usage: "write a default config.json into the bundle",
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Value: ".", Usage: "bundle directory"},
+		&cli.BoolFlag{Name: "rootless", Usage: "a spec for a rootless container (not supported yet)"},
+	},
+	Action: func(ctx context.Context, cmd *cli.Command) error {
+		if err := notSupported(cmd, "rootless"); err != nil {
+			return err
+		}
+		path := filepath.Join(cmd.String("bundle"), "config.json")
+		data, err := json.MarshalIndent(specconv.Example(), "", "\t")
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("spec: %s already exists; remove it first or use another --bundle", path)
+		}
+		if err != nil {
+			return fmt.Errorf("spec: %w", err)
+		}
+		if _, err := f.Write(append(data, '\n')); err != nil {
+			f.Close()
+			return fmt.Errorf("spec: write %s: %w", path, err)
+		}
+		return f.Close()
+	},
+}

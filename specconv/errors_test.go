@@ -1,0 +1,215 @@
+package specconv
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func dump(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// addNS adds namespaces to the example's list.
+func addNS(s *specs.Spec, nss ...specs.LinuxNamespace) {
+	s.Linux.Namespaces = append(s.Linux.Namespaces, nss...)
+}
+
+func TestConvertErrors(t *testing.T) {
+	for _, tc := range []struct {
+		want        string // the whole error
+		edit        func(s *specs.Spec)
+		unsupported bool // wraps ErrNotSupported
+	}{
+		// process
+		{want: "process: missing", edit: func(s *specs.Spec) { s.Process = nil }},
+		{want: "process.args: must not be empty", edit: func(s *specs.Spec) { s.Process.Args = nil }},
+		{want: "process.args[0]: must not be empty", edit: func(s *specs.Spec) { s.Process.Args = []string{"", "x"} }},
+		{want: `process.cwd: must be absolute, got "tmp"`, edit: func(s *specs.Spec) { s.Process.Cwd = "tmp" }},
+		{want: `process.cwd: must be absolute, got ""`, edit: func(s *specs.Spec) { s.Process.Cwd = "" }},
+		{want: `process.env[1]: want NAME=VALUE, got "FOO"`, edit: func(s *specs.Spec) { s.Process.Env[1] = "FOO" }},
+		{want: `process.env[0]: want NAME=VALUE, got "=x"`, edit: func(s *specs.Spec) { s.Process.Env[0] = "=x" }},
+		{want: "process.user.umask: must be at most 0777, got 01000", edit: func(s *specs.Spec) { s.Process.User.Umask = ptr(uint32(0o1000)) }},
+		{want: "process.oomScoreAdj: must be between -1000 and 1000, got 1001", edit: func(s *specs.Spec) { s.Process.OOMScoreAdj = ptr(1001) }},
+		{want: `process.rlimits[0].type: unknown "RLIMIT_FOO"`, edit: func(s *specs.Spec) { s.Process.Rlimits[0].Type = "RLIMIT_FOO" }},
+		{want: `process.rlimits[1].type: duplicate "RLIMIT_NOFILE"`, edit: func(s *specs.Spec) {
+			s.Process.Rlimits = append(s.Process.Rlimits, s.Process.Rlimits[0])
+		}},
+		{want: "process.rlimits[0]: RLIMIT_NOFILE soft limit 2048 is above the hard limit 1024", edit: func(s *specs.Spec) { s.Process.Rlimits[0].Soft = 2048 }},
+		{want: `process.capabilities.bounding[2]: unknown capability "CAP_FOO"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Bounding[2] = "CAP_FOO" }},
+		{want: `process.capabilities.effective[0]: unknown capability "kill"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Effective[0] = "kill" }},
+		{want: `process.capabilities.inheritable[0]: unknown capability "CAP_X"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Inheritable = []string{"CAP_X"} }},
+		{want: `process.capabilities.permitted[1]: unknown capability ""`, edit: func(s *specs.Spec) { s.Process.Capabilities.Permitted[1] = "" }},
+		{want: `process.capabilities.ambient[0]: unknown capability "CAP_ALL"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Ambient = []string{"CAP_ALL"} }},
+
+		// root
+		{want: "root: missing", edit: func(s *specs.Spec) { s.Root = nil }},
+		{want: "root.path: must not be empty", edit: func(s *specs.Spec) { s.Root.Path = "" }},
+
+		// linux and namespaces
+		{want: "linux: missing", edit: func(s *specs.Spec) { s.Linux = nil }},
+		{want: `linux.namespaces[2].type: unknown "netwrk"`, edit: func(s *specs.Spec) { s.Linux.Namespaces[2].Type = "netwrk" }},
+		{want: `linux.namespaces[0].type: unknown ""`, edit: func(s *specs.Spec) { s.Linux.Namespaces[0].Type = "" }},
+		{want: `linux.namespaces[5]: duplicate "pid" namespace`, edit: func(s *specs.Spec) { addNS(s, specs.LinuxNamespace{Type: "pid", Path: "/proc/1/ns/pid"}) }},
+		{want: `linux.namespaces[1].path: must be absolute, got "x"`, edit: func(s *specs.Spec) { s.Linux.Namespaces[1].Path = "x" }},
+		{want: `linux.namespaces: needs a new "mount" namespace, husk mounts the rootfs in it`, edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = s.Linux.Namespaces[:4]
+		}},
+		{want: "linux.namespaces[4].path: not supported yet; joining a mount namespace (/proc/1/ns/mnt) is refused; remove the path",
+			edit: func(s *specs.Spec) { s.Linux.Namespaces[4].Path = "/proc/1/ns/mnt" }, unsupported: true},
+
+		// hostname and domainname
+		{want: `hostname: needs a new uts namespace to set "husk"`, edit: func(s *specs.Spec) { s.Linux.Namespaces[3].Type = "cgroup" }},
+		{want: `domainname: needs a new uts namespace to set "example.org"`, edit: func(s *specs.Spec) {
+			s.Hostname, s.Domainname = "", "example.org"
+			s.Linux.Namespaces[3].Type = "cgroup"
+		}},
+
+		// user namespace mappings
+		{want: `linux.uidMappings: needs a "user" namespace in linux.namespaces`, edit: func(s *specs.Spec) {
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}}
+		}},
+		{want: `linux.gidMappings: needs a "user" namespace in linux.namespaces`, edit: func(s *specs.Spec) {
+			s.Linux.GIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}}
+		}},
+		{want: "linux.uidMappings: missing, a new user namespace needs uid and gid mappings", edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "user"})
+		}},
+		{want: "linux.gidMappings: missing, a new user namespace needs uid and gid mappings", edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}}
+		}},
+		{want: "linux.gidMappings[1].size: must not be 0", edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}}
+			s.Linux.GIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}, {ContainerID: 1, HostID: 2000}}
+		}},
+		{want: "linux.uidMappings[0]: hostID 4294967295 + size 2 is beyond the last id", edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{HostID: 4294967295, Size: 2}}
+			s.Linux.GIDMappings = []specs.LinuxIDMapping{{HostID: 1000, Size: 1}}
+		}},
+
+		// mounts
+		{want: `mounts[4].destination: must be absolute, got "proc"`, edit: func(s *specs.Spec) { s.Mounts[4].Destination = "proc" }},
+		{want: `mounts[0].destination: must be absolute, got ""`, edit: func(s *specs.Spec) { s.Mounts[0].Destination = "" }},
+		{want: "mounts[6].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind"})
+		}},
+		{want: `mounts[6].options[1]: not supported yet; remove "rro"`, unsupported: true, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "rro"}})
+		}},
+		{want: `mounts[1].options[0]: not supported yet; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
+			s.Mounts[1].Options = []string{"tmpcopyup"}
+		}},
+		{want: "mounts[6].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
+		}},
+
+		// devices
+		{want: `linux.devices[0].type: unknown "x", want "c", "b", "u" or "p"`, edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/x", Type: "x"}}
+		}},
+		{want: `linux.devices[1].path: must be absolute, got "dev/fuse"`, edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/a", Type: "c"}, {Path: "dev/fuse", Type: "c", Major: 10, Minor: 229}}
+		}},
+		{want: `linux.devices[1].path: duplicate "/dev/fuse/"`, edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/fuse", Type: "c"}, {Path: "/dev/fuse/", Type: "c"}}
+		}},
+		{want: "linux.devices[0]: major and minor must not be negative, got -1:3", edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/a", Type: "b", Major: -1, Minor: 3}}
+		}},
+
+		// paths, propagation, sysctl
+		{want: `linux.maskedPaths[1]: must be absolute, got "proc/kcore"`, edit: func(s *specs.Spec) { s.Linux.MaskedPaths[1] = "proc/kcore" }},
+		{want: `linux.readonlyPaths[0]: must be absolute, got ""`, edit: func(s *specs.Spec) { s.Linux.ReadonlyPaths[0] = "" }},
+		{want: `linux.rootfsPropagation: unknown "recursive"`, edit: func(s *specs.Spec) { s.Linux.RootfsPropagation = "recursive" }},
+		{want: `linux.sysctl: "vm.swappiness" is not namespaced, setting it would change the host`, edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"vm.swappiness": "10", "net.core.somaxconn": "1024"}
+		}},
+		{want: `linux.sysctl: "net.core.somaxconn" needs a "network" namespace`, edit: func(s *specs.Spec) {
+			s.Linux.Namespaces[1].Type = "cgroup"
+			s.Linux.Sysctl = map[string]string{"net.core.somaxconn": "1024"}
+		}},
+
+		// time namespace
+		{want: `linux.timeOffsets: needs a new "time" namespace in linux.namespaces`, edit: func(s *specs.Spec) {
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"monotonic": {Secs: 1}}
+		}},
+		{want: `linux.timeOffsets: unknown clock "realtime", want ["monotonic" "boottime"]`, edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "time"})
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"realtime": {Secs: 1}}
+		}},
+		{want: "linux.timeOffsets.boottime.nanosecs: must be below 1000000000, got 1000000000", edit: func(s *specs.Spec) {
+			addNS(s, specs.LinuxNamespace{Type: "time"})
+			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Nanosecs: 1e9}}
+		}},
+
+		// refused until husk implements them
+		{want: "process.terminal: not supported yet; set it to false and give the container stdio instead", unsupported: true,
+			edit: func(s *specs.Spec) { s.Process.Terminal = true }},
+		{want: `process.apparmorProfile: not supported yet; remove "docker-default" to run without AppArmor`, unsupported: true,
+			edit: func(s *specs.Spec) { s.Process.ApparmorProfile = "docker-default" }},
+		{want: `process.selinuxLabel: not supported yet; remove "system_u:system_r:container_t:s0" to run without an SELinux label`, unsupported: true,
+			edit: func(s *specs.Spec) { s.Process.SelinuxLabel = "system_u:system_r:container_t:s0" }},
+		{want: "linux.seccomp: not supported yet; remove it to run without a seccomp filter", unsupported: true,
+			edit: func(s *specs.Spec) { s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActErrno} }},
+		{want: `linux.mountLabel: not supported yet; remove "system_u:object_r:container_file_t:s0" to mount without an SELinux label`, unsupported: true,
+			edit: func(s *specs.Spec) { s.Linux.MountLabel = "system_u:object_r:container_file_t:s0" }},
+		{want: "linux.intelRdt: not supported yet; remove it to run without RDT limits", unsupported: true,
+			edit: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{ClosID: "c1"} }},
+		{want: `linux.personality: not supported yet; remove it to run with the default personality, not "LINUX32"`, unsupported: true,
+			edit: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }},
+		{want: `hooks.createRuntime: not supported yet; husk does not run hooks, "/usr/bin/cni-hook" would not run`, unsupported: true,
+			edit: func(s *specs.Spec) {
+				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/usr/bin/cni-hook"}}}
+			}},
+		{want: `hooks.poststop: not supported yet; husk does not run hooks, "/bin/true" would not run`, unsupported: true,
+			edit: func(s *specs.Spec) { s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/true"}}} }},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			c, _, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})
+			if err == nil {
+				t.Fatalf("Convert = %s, want an error", dump(c))
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error\n got: %v\nwant: %s", err, tc.want)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || !strings.HasPrefix(tc.want, fe.Field+": ") {
+				t.Errorf("error %#v is not a FieldError naming the field", err)
+			}
+			if got := errors.Is(err, ErrNotSupported); got != tc.unsupported {
+				t.Errorf("errors.Is(err, ErrNotSupported) = %v, want %v", got, tc.unsupported)
+			}
+		})
+	}
+}
+
+func TestConvertNeedsAbsoluteBundle(t *testing.T) {
+	_, _, err := Convert(Example(), Options{Bundle: "bundles/b"})
+	if want := `root.path: relative path "rootfs" needs an absolute bundle path, got "bundles/b"`; !contains(err, want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	s := withSpec(func(s *specs.Spec) {
+		s.Root.Path = "/abs/rootfs"
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/d", Source: "data", Options: []string{"bind"}})
+	})
+	_, _, err = Convert(s, Options{})
+	if want := `mounts[6].source: relative path "data" needs an absolute bundle path, got ""`; !contains(err, want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, _, err := Convert(nil, Options{}); err == nil {
+		t.Error("Convert(nil) gave no error")
+	}
+}

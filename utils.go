@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v3"
+)
+
+// containerID is the command's one positional argument.
+func containerID(cmd *cli.Command) (string, error) {
+	if cmd.Args().Len() < 1 {
+		return "", fmt.Errorf("%s: missing the container id", cmd.Name)
+	}
+	return cmd.Args().First(), nil
+}
+
+// exactlyID is containerID for commands that take nothing else.
+func exactlyID(cmd *cli.Command) (string, error) {
+	if cmd.Args().Len() != 1 {
+		return "", fmt.Errorf("%s: takes exactly one argument, the container id (got %d)", cmd.Name, cmd.Args().Len())
+	}
+	return cmd.Args().First(), nil
+}
+
+// loadBundle reads BUNDLE/config.json and converts it; every error is
+// prefixed "config.json: " and names the field.
+func loadBundle(bundle string, opts specconv.Options) (string, *configs.Config, error) {
+	abs, err := filepath.Abs(bundle)
+	if err != nil {
+		return "", nil, fmt.Errorf("--bundle %q: %w", bundle, err)
+	}
+	data, err := os.ReadFile(filepath.Join(abs, "config.json"))
+	if err != nil {
+		return "", nil, fmt.Errorf("bundle %s: %w", abs, err)
+	}
+	spec, err := specconv.Parse(data)
+	if err != nil {
+		return "", nil, fmt.Errorf("config.json: %w", err)
+	}
+	opts.Bundle = abs
+	cfg, warnings, err := specconv.Convert(spec, opts)
+	if err != nil {
+		return "", nil, fmt.Errorf("config.json: %w", err)
+	}
+	for _, w := range warnings {
+		logrus.Warn("config.json: " + w)
+	}
+	return abs, cfg, nil
+}
+
+// notSupported refuses a flag husk does not implement yet, so no caller
+// believes it took effect.
+func notSupported(cmd *cli.Command, flags ...string) error {
+	for _, f := range flags {
+		if cmd.IsSet(f) {
+			return fmt.Errorf("%s --%s: not supported yet", cmd.Name, f)
+		}
+	}
+	return nil
+}
+
+var errNoSystemd = fmt.Errorf("--systemd-cgroup: this host has no systemd (PID 1 is not systemd); use the cgroupfs driver (drop the flag)")
