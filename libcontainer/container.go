@@ -138,17 +138,29 @@ func (c *Container) destroy() error {
 	return nil
 }
 
-// Summary is one line of `list`.
+// Summary is the container's state as `state` and `list` print it: the
+// runtime-spec state plus runc's rootfs, created and owner, in runc's
+// field order (pid is 0 once stopped, never omitted).
 type Summary struct {
-	specs.State
-	Rootfs  string    `json:"rootfs"`
-	Created time.Time `json:"created"`
-	Owner   string    `json:"owner"`
+	OCIVersion  string            `json:"ociVersion"`
+	ID          string            `json:"id"`
+	Pid         int               `json:"pid"`
+	Status      string            `json:"status"`
+	Bundle      string            `json:"bundle"`
+	Rootfs      string            `json:"rootfs"`
+	Created     time.Time         `json:"created"`
+	Owner       string            `json:"owner"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// Summarize is the container's full state as `state` and `list` print it.
+// Summarize is the container's full state.
 func (c *Container) Summarize() Summary {
-	return Summary{State: c.OCIState(), Rootfs: c.State.Rootfs, Created: c.State.Created, Owner: c.State.Owner}
+	oci := c.OCIState()
+	return Summary{
+		OCIVersion: oci.Version, ID: oci.ID, Pid: oci.Pid, Status: string(oci.Status),
+		Bundle: oci.Bundle, Rootfs: c.State.Rootfs, Created: c.State.Created,
+		Owner: c.State.Owner, Annotations: oci.Annotations,
+	}
 }
 
 // List summarises every container under root, sorted by id. A container

@@ -66,6 +66,10 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, er
 
 	msg := bootstrapMessage(cfg)
 	pid, err := runNsexec(sock, msg)
+	if err != nil {
+		// nsexec may be blocked waiting for an answer that will not come.
+		cmd.Process.Kill()
+	}
 	// nsexec's first process exits as soon as it has forked init.
 	if werr := cmd.Wait(); err == nil && werr != nil {
 		err = fmt.Errorf("nsexec: %w", werr)
