@@ -159,8 +159,8 @@ type initProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	sock   *os.File
-	stderr bytes.Buffer
-	pid    int // the forked Go init, once known
+	stderr *os.File // a file, not a pipe: Go init keeps it open
+	pid    int      // the forked Go init, once known
 }
 
 // startInit runs the test binary with the init socket on fd 3 and writes
@@ -188,7 +188,10 @@ func startInit(t *testing.T, msg []byte) *initProc {
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
 	p.cmd.ExtraFiles = []*os.File{child}
-	p.cmd.Stderr = &p.stderr
+	if p.stderr, err = os.CreateTemp(t.TempDir(), "stderr"); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = p.stderr
 	err = p.cmd.Start()
 	child.Close()
 	if err != nil {
@@ -209,6 +212,13 @@ func (p *initProc) reap() {
 		_ = unix.Kill(p.pid, unix.SIGKILL)
 		_, _ = unix.Wait4(p.pid, nil, 0, nil)
 	}
+	p.stderr.Close()
+}
+
+// stderrText is what the processes wrote to stderr so far.
+func (p *initProc) stderrText() string {
+	b, _ := os.ReadFile(p.stderr.Name())
+	return string(b)
 }
 
 // recv reads one frame and fails unless it has type want.
@@ -217,7 +227,7 @@ func (p *initProc) recv(want bootstrap.SyncType) []byte {
 	_ = p.sock.SetReadDeadline(time.Now().Add(10 * time.Second))
 	typ, payload, err := bootstrap.Recv(p.sock)
 	if err != nil {
-		p.t.Fatalf("waiting for %s: %v (stderr: %q)", want, err, p.stderr.String())
+		p.t.Fatalf("waiting for %s: %v (stderr: %q)", want, err, p.stderrText())
 	}
 	if typ != want {
 		p.t.Fatalf("got %s %q, want %s", typ, payload, want)
@@ -247,7 +257,7 @@ func (p *initProc) finish() (hostPid, innerPid int) {
 	p.t.Helper()
 	p.pid = p.recvPid(bootstrap.SyncPid)
 	if err := p.cmd.Wait(); err != nil {
-		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderr.String())
+		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderrText())
 	}
 	p.send(bootstrap.SyncConfig, []byte("{}"))
 	return p.pid, p.recvPid(bootstrap.SyncReady)
@@ -357,11 +367,24 @@ func TestErrors(t *testing.T) {
 		fail("nsexec: bootstrap message: unknown attribute type 999")
 	startInit(t, (&bootstrap.Message{OomScoreAdj: "lots"}).Encode()).
 		fail(`nsexec: write OOM_SCORE_ADJ "lots" to /proc/self/oom_score_adj: Invalid argument`)
+	u := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER}).Encode())
+	u.recv(bootstrap.SyncUsermapPls)
+	u.send(bootstrap.SyncPid, bootstrap.PidPayload(1))
+	u.fail("nsexec: waiting for USERMAP_ACK: got sync frame type 3 with 4 bytes")
+
+	// A bad fd number in the environment.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=x")
+	out, err := cmd.CombinedOutput()
+	if want := `nsexec: _HUSK_INITPIPE="x": not an fd number`; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("bad fd: exit %v, output %q, want %q", err, out, want)
+	}
+
 	// The parent hangs up before sending the message.
 	p := startInit(t, nil)
 	p.sock.Close()
-	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderr.String(), "nsexec: read bootstrap message header: unexpected end of file") {
-		t.Errorf("exit %v, stderr %q", err, p.stderr.String())
+	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: unexpected end of file") {
+		t.Errorf("exit %v, stderr %q", err, p.stderrText())
 	}
 }
 
@@ -381,7 +404,7 @@ func TestManyInARow(t *testing.T) {
 		p.sock.Close()
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
-			t.Fatalf("run %d: Go init exit %v %v (stderr %q)", i, ws, err, p.stderr.String())
+			t.Fatalf("run %d: Go init exit %v %v (stderr %q)", i, ws, err, p.stderrText())
 		}
 		p.pid = 0
 	}

@@ -1,20 +1,15 @@
 /*
  * nsexec: the C stage of `husk init`, run before the Go runtime starts
- * (constructor in nsenter.go). With _HUSK_INITPIPE unset it does nothing.
- * Otherwise, on that socket (protocol: libcontainer/bootstrap/protocol.go):
+ * (constructor in nsenter.go); a no-op unless _HUSK_INITPIPE is set. On that
+ * socket (protocol: libcontainer/bootstrap/protocol.go) it reads the
+ * bootstrap message, writes oom_score_adj, opens every namespace path and
+ * then setns each in order, unshares a user namespace (the parent writes its
+ * id maps) and then the others, and forks: the first process sends the
+ * child's pid and exits, the child returns into Go. fork(2), never a raw
+ * clone(2): Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
  *
- *   read the bootstrap message; write oom_score_adj; open every namespace
- *   path, then setns each in order; with CLONE_NEWUSER unshare it, ask the
- *   parent for the id maps and become root; unshare the other namespaces
- *   (writing timens_offsets); fork. The first process sends the child's pid
- *   and exits; the child returns into Go, which continues the protocol.
- *
- * fork(2), not clone(2): Go >= 1.22 aborts when it starts in a process whose
- * glibc state was made by a raw clone (runc issue 4233).
- *
- * Errors: every failure calls die(), which sends HUSK_SYNC_ERROR with text
- * "nsexec: <what> <which>: <why>" (stderr if that fails) and exits 1. The
- * parser never dies: it returns -1 and fills an error buffer.
+ * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
+ * (stderr if that fails) and exits 1. The parser returns -1 and error text.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,10 +44,13 @@ static const struct {
 	{"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
 };
 #define N_NS_TYPES (sizeof(ns_types) / sizeof(ns_types[0]))
+#define ALL_NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | \
+		      CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME)
 
 /* ---- parser ---------------------------------------------------------- */
 
-static int errf(char *err, size_t errlen, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -88,21 +86,14 @@ static int add_ns(struct husk_bootstrap *b, char *entry, char *err, size_t errle
 
 static int split_ns_paths(struct husk_bootstrap *b, char *err, size_t errlen)
 {
-	char *entry = b->ns_paths;
-	char *comma;
+	char *rest = b->ns_paths;
 
-	if (*entry == '\0')
+	if (*rest == '\0')
 		return 0;
-	for (;;) {
-		comma = strchr(entry, ',');
-		if (comma)
-			*comma = '\0';
-		if (add_ns(b, entry, err, errlen) < 0)
+	while (rest)
+		if (add_ns(b, strsep(&rest, ","), err, errlen) < 0)
 			return -1;
-		if (!comma)
-			return 0;
-		entry = comma + 1;
-	}
+	return 0;
 }
 
 /* Stores a string attribute: one trailing NUL is allowed, no other NUL. */
@@ -134,11 +125,10 @@ static int parse_string(struct husk_bootstrap *b, uint16_t type, const char *p, 
 
 static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *err, size_t errlen)
 {
-	uint32_t known = 0;
 	int have_flags = 0;
 	struct nlmsghdr hdr;
 	struct nlattr a;
-	size_t off, i;
+	size_t off;
 
 	if (len < sizeof(hdr))
 		return errf(err, errlen, "message of %zu bytes is shorter than its %zu-byte header",
@@ -171,11 +161,9 @@ static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *er
 		memcpy(&b->clone_flags, buf + off + NLA_HDRLEN, sizeof(uint32_t));
 	}
 
-	for (i = 0; i < N_NS_TYPES; i++)
-		known |= ns_types[i].flag;
-	if (b->clone_flags & ~known)
+	if (b->clone_flags & ~ALL_NS_FLAGS)
 		return errf(err, errlen, "CLONE_FLAGS 0x%x: unknown bits 0x%x", b->clone_flags,
-			    b->clone_flags & ~known);
+			    b->clone_flags & ~ALL_NS_FLAGS);
 	return b->ns_paths ? split_ns_paths(b, err, errlen) : 0;
 }
 
@@ -224,8 +212,6 @@ static int send_frame(uint32_t type, const void *payload, uint32_t len)
 {
 	uint32_t hdr[2] = {type, len};
 
-	if (initpipe < 0)
-		return -1;
 	return send_all(hdr, sizeof(hdr)) < 0 ? -1 : send_all(payload, len);
 }
 
@@ -278,22 +264,6 @@ static char *read_bootstrap(size_t *len)
 	return buf;
 }
 
-/* Waits for a frame of type want, discarding its payload. */
-static void wait_frame(uint32_t want, const char *name)
-{
-	uint32_t hdr[2];
-	char skip[256];
-	size_t n;
-
-	read_or_die(hdr, sizeof(hdr), name);
-	if (hdr[0] != want)
-		die("waiting for %s: got sync frame type %u", name, hdr[0]);
-	for (; hdr[1] > 0; hdr[1] -= n) {
-		n = hdr[1] < sizeof(skip) ? hdr[1] : sizeof(skip);
-		read_or_die(skip, n, name);
-	}
-}
-
 /* ---- the steps ------------------------------------------------------- */
 
 static void write_file(const char *path, const char *data, const char *what)
@@ -331,13 +301,15 @@ static void join_namespaces(const struct husk_bootstrap *b)
 /* New user namespace: the parent writes our id maps, then we become root. */
 static void unshare_user(void)
 {
-	uint32_t pid = getpid();
+	uint32_t pid = getpid(), ack[2];
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		die("unshare user: %s", strerror(errno));
 	if (send_frame(HUSK_SYNC_USERMAP_PLS, &pid, sizeof(pid)) < 0)
 		die("send USERMAP_PLS: %s", strerror(errno));
-	wait_frame(HUSK_SYNC_USERMAP_ACK, "USERMAP_ACK");
+	read_or_die(ack, sizeof(ack), "USERMAP_ACK");
+	if (ack[0] != HUSK_SYNC_USERMAP_ACK || ack[1] != 0)
+		die("waiting for USERMAP_ACK: got sync frame type %u with %u bytes", ack[0], ack[1]);
 	/* EINVAL: 0 is not mapped; EPERM on setgroups: /proc/PID/setgroups is "deny". */
 	if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
 		die("setresgid 0 in the new user namespace: %s", strerror(errno));
