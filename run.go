@@ -22,16 +22,30 @@ var runCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		defer c.Close()
 		if err := c.Start(); err != nil {
-			return errors.Join(err, c.Delete(true))
+			err = errors.Join(err, c.Delete(true))
+			c.Close()
+			return err
 		}
+		pid := c.State.InitPid
+		// Unlocked while waiting, so state, kill and delete work meanwhile.
+		c.Close()
 		if w == nil {
 			return nil
 		}
-		code := w.Wait(c.State.InitPid)
-		if err := c.Delete(true); err != nil {
+		code := w.Wait(pid)
+		c, err = libcontainer.Load(cmd.Root().String("root"), c.ID)
+		switch {
+		case errors.Is(err, libcontainer.ErrNotExist):
+			// Deleted by someone else while we waited.
+		case err != nil:
 			return err
+		default:
+			err = c.Delete(true)
+			c.Close()
+			if err != nil {
+				return err
+			}
 		}
 		return exitCode(code)
 	},

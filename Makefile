@@ -1,0 +1,76 @@
+# husk: build, test, benchmark, demo. Run as root on Debian 12.
+#
+#   make demo    build husk and run a container from a busybox bundle
+#   make test    unit tests, then the bats integration suites
+
+SHELL := /bin/bash
+
+GO      ?= go
+BATS    ?= bats
+VERSION ?= 0.1.0-dev
+COMMIT  ?= $(shell git rev-parse --verify --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+# Debian packages the integration suites need; `make test` installs the
+# missing ones (a no-op in CI, where .ci/run has installed them).
+TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux
+
+BENCH_N    ?= 30
+BENCH_ARGS ?=
+DEMO_DIR   ?= /tmp/husk-demo
+
+.PHONY: all husk test unit integration test-deps bench demo clean
+
+all: husk
+
+# Always handed to go build: its cache decides what is stale.
+husk:
+	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
+
+test: unit integration
+
+unit:
+	$(GO) test ./...
+
+# TAP for readable CI logs, ended by bats' summary line (tests/integration/summary.awk).
+integration: husk test-deps
+	set -o pipefail; \
+	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure -r tests/integration \
+		| awk -f tests/integration/summary.awk
+
+test-deps:
+	@missing=$$(for p in $(TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing" $$missing; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+bench: husk
+	$(GO) run ./bench -husk $(CURDIR)/husk -n $(BENCH_N) $(BENCH_ARGS)
+
+# A busybox bundle from Debian's busybox-static (installed if missing), the
+# default config from `husk spec` (args ["sh"]), and a script on its stdin.
+demo: husk
+	@dpkg -s busybox-static >/dev/null 2>&1 || { \
+		echo "installing busybox-static"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static; }
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)/bundle/rootfs/bin $(DEMO_DIR)/bundle/rootfs/etc
+	@cp /bin/busybox $(DEMO_DIR)/bundle/rootfs/bin/busybox
+	@for applet in $$($(DEMO_DIR)/bundle/rootfs/bin/busybox --list); do \
+		[ -e $(DEMO_DIR)/bundle/rootfs/bin/$$applet ] || ln -s busybox $(DEMO_DIR)/bundle/rootfs/bin/$$applet; \
+	done
+	@echo 'root:x:0:0:root:/root:/bin/sh' > $(DEMO_DIR)/bundle/rootfs/etc/passwd
+	@echo 'root:x:0:' > $(DEMO_DIR)/bundle/rootfs/etc/group
+	./husk spec --bundle $(DEMO_DIR)/bundle
+	@echo "./husk --root $(DEMO_DIR)/state run --bundle $(DEMO_DIR)/bundle husk-demo  (a script on stdin)"
+	@printf '%s\n' \
+		'echo "hello from a husk container"' \
+		'echo "hostname: $$(hostname)   pid: $$$$   user: $$(id)"' \
+		'echo "processes it can see: $$(ls -d /proc/[0-9]* | wc -l)"' \
+		'uname -sr' \
+	| ./husk --root $(DEMO_DIR)/state run --bundle $(DEMO_DIR)/bundle husk-demo-$$$$
+	@echo "demo bundle left in $(DEMO_DIR)/bundle"
+
+clean:
+	rm -f husk
+	rm -rf $(DEMO_DIR)

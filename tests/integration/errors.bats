@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# Bad configs and bad ids: a clear error, a non-zero exit, nothing left behind.
+
+load helpers
+
+# create_fails ID: `husk create` must fail; its stderr is in $stderr. Then
+# assert nothing of ID is left (the teardown checks mounts, processes and
+# cgroups for the whole test).
+create_fails() {
+	local id="$1"
+	run ! --separate-stderr husk create --bundle "$BUNDLE" --pid-file "$TEST_DIR/pid" "$id" </dev/null
+	echo "stderr: $stderr" >&2
+	[ -n "$stderr" ] || fail "no error message on stderr"
+	[ ! -e "$TEST_DIR/pid" ] || fail "pid file written for a failed create"
+	assert_no_container "$id"
+	run -0 husk list -q
+	[ -z "$output" ] || fail "husk list -q: $output"
+}
+
+@test "bad config: unknown namespace type names the field and the value" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.namespaces += [{"type": "netwrk"}]'
+	create_fails "$id"
+	assert_contains "$stderr" "linux.namespaces" "netwrk"
+}
+
+@test "bad config: duplicate namespace names the field and the value" {
+	local id
+	id="$(new_id)"
+	set_ns pid
+	update_config '.linux.namespaces += [{"type": "pid"}]'
+	create_fails "$id"
+	assert_contains "$stderr" "linux.namespaces" "pid"
+	grep -qiE 'duplicate|twice|more than once|repeated' <<<"$stderr" || fail "does not say duplicate: $stderr"
+}
+
+@test "bad config: empty process.args" {
+	local id
+	id="$(new_id)"
+	update_config '.process.args = []'
+	create_fails "$id"
+	assert_contains "$stderr" "process.args"
+}
+
+@test "bad config: missing process.args" {
+	local id
+	id="$(new_id)"
+	update_config 'del(.process.args)'
+	create_fails "$id"
+	assert_contains "$stderr" "process.args"
+}
+
+@test "bad config: relative root.path that does not exist" {
+	local id
+	id="$(new_id)"
+	update_config '.root.path = "no-such-rootfs"'
+	create_fails "$id"
+	assert_contains "$stderr" "root.path" "no-such-rootfs"
+}
+
+@test "bad config: malformed JSON reports where" {
+	local id
+	id="$(new_id)"
+	printf '{\n  "ociVersion": "1.0.2",\n  "process": {,}\n}\n' >"$BUNDLE/config.json"
+	create_fails "$id"
+	assert_contains "$stderr" "config.json"
+	grep -qiE '(line|offset|column|col)[ :=]*[0-9]+' <<<"$stderr" || fail "no line/offset in: $stderr"
+}
+
+@test "bad config: missing config.json" {
+	local id
+	id="$(new_id)"
+	rm "$BUNDLE/config.json"
+	create_fails "$id"
+	assert_contains "$stderr" "config.json"
+}
+
+@test "bad config: husk run fails the same way and leaves nothing" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.namespaces += [{"type": "netwrk"}]'
+	run ! --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "netwrk"
+	assert_no_container "$id"
+}
+
+@test "bad config: a joined namespace path that does not exist" {
+	local id
+	id="$(new_id)"
+	set_ns network /var/run/netns/husk-no-such-netns
+	create_fails "$id"
+	assert_contains "$stderr" "/var/run/netns/husk-no-such-netns"
+}
+
+@test "bad config: an executable not in the rootfs fails create or start, cleanly" {
+	local id
+	id="$(new_id)"
+	set_args /no/such/binary
+	run ! --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "/no/such/binary"
+	assert_no_container "$id"
+}
+
+@test "ids: duplicate id on create says already exists, the first is untouched" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "already exists"
+	[ "$(container_status "$id")" = running ] || fail "first container: $(container_status "$id")"
+	run -0 husk list -q
+	[ "$output" = "$id" ] || fail "list: $output"
+}
+
+@test "ids: state, start, kill and delete of an unknown id say does not exist" {
+	local id=husk-no-such-container-$$
+	local cmd
+	for cmd in state start kill delete; do
+		run ! --separate-stderr husk "$cmd" "$id"
+		assert_contains "$stderr" "does not exist"
+	done
+	# runc's delete --force of an unknown id succeeds (idempotent clean-up);
+	# if husk refuses instead, it must say why in runc's words.
+	run --separate-stderr husk delete --force "$id"
+	[ "$status" -eq 0 ] || assert_contains "$stderr" "does not exist"
+}
+
+@test "ids: an invalid id is refused" {
+	run ! husk create --bundle "$BUNDLE" "../escape" </dev/null
+	[ ! -e "$TEST_DIR/escape" ] || fail "id ../escape made $TEST_DIR/escape"
+	run ! husk create --bundle "$BUNDLE" "" </dev/null
+	run -0 husk list -q
+	[ -z "$output" ]
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# husk kill: signal names and numbers, and a stopped container.
+
+load helpers
+
+# kill_with SIGNAL: a running sleep container is killed by `husk kill ID SIGNAL`.
+kill_with() {
+	local id pid
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	pid="$(container_pid "$id")"
+	run -0 husk kill "$id" "$1"
+	wait_for_status "$id" stopped
+	assert_pid_gone "$pid"
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}
+
+@test "kill: by name KILL" {
+	kill_with KILL
+}
+
+@test "kill: by name SIGKILL" {
+	kill_with SIGKILL
+}
+
+@test "kill: by number 9" {
+	kill_with 9
+}
+
+@test "kill: default signal is SIGTERM, delivered to a handler in PID 1" {
+	local id
+	id="$(new_id)"
+	# PID 1 only gets signals it handles: trap TERM and record it.
+	set_args sh -c 'trap "echo got-term; exit 0" TERM; while :; do sleep 0.1; done'
+	run_bg "$id"
+	run -0 husk kill "$id"
+	wait_for_status "$id" stopped
+	[ "$(cat "$TEST_DIR/$id.out")" = got-term ] || fail "output: $(cat "$TEST_DIR/$id.out")"
+}
+
+@test "kill: by name USR1 reaches the process" {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'trap "echo got-usr1; exit 0" USR1; while :; do sleep 0.1; done'
+	run_bg "$id"
+	run -0 husk kill "$id" USR1
+	wait_for_status "$id" stopped
+	[ "$(cat "$TEST_DIR/$id.out")" = got-usr1 ] || fail "output: $(cat "$TEST_DIR/$id.out")"
+}
+
+@test "kill: an unknown signal is refused" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	run ! --separate-stderr husk kill "$id" NOSUCHSIG
+	assert_contains "$stderr" NOSUCHSIG
+	[ "$(container_status "$id")" = running ]
+}
+
+@test "kill: a stopped container says container not running" {
+	local id
+	id="$(new_id)"
+	set_args true
+	create_bg "$id"
+	run -0 husk start "$id" </dev/null 3>&-
+	wait_for_status "$id" stopped
+	run ! --separate-stderr husk kill "$id" KILL
+	assert_contains "$stderr" "container not running"
+	run -0 husk delete "$id"
+}
+
+@test "kill: a created container can be killed, then deleted" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	create_bg "$id"
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bats
+# --version and the global flags.
+
+load helpers
+
+@test "--version prints exactly three lines: version, commit, spec" {
+	run -0 husk --version
+	[ "${#lines[@]}" -eq 3 ] || fail "want 3 lines, got ${#lines[@]}: $output"
+	[[ "${lines[0]}" == "husk version "?* ]] || fail "line 1: ${lines[0]}"
+	[[ "${lines[1]}" == "commit: "?* ]] || fail "line 2: ${lines[1]}"
+	[[ "${lines[2]}" == "spec: "?* ]] || fail "line 3: ${lines[2]}"
+}
+
+@test "--version names the runtime-spec version husk implements" {
+	run -0 husk --version
+	[[ "${lines[2]}" =~ ^spec:\ [0-9]+\.[0-9]+\.[0-9]+ ]] || fail "line 3: ${lines[2]}"
+}
+
+@test "--log F --log-format json: a failing create writes an error record" {
+	local id log="$TEST_DIR/husk.log"
+	id="$(new_id)"
+	update_config '.linux.namespaces += [{"type": "netwrk"}]'
+	run ! husk --log "$log" --log-format json create --bundle "$BUNDLE" "$id" </dev/null
+	[ -s "$log" ] || fail "log file $log is empty or missing"
+	# Every line is a JSON object ...
+	run -0 jq -e -s 'length > 0 and all(type == "object")' "$log"
+	# ... and one error record names the cause.
+	run -0 jq -r -s 'map(select(.level == "error")) | .[].msg' "$log"
+	[ -n "$output" ] || fail "no \"level\":\"error\" record in: $(cat "$log")"
+	assert_contains "$output" netwrk
+	assert_no_container "$id"
+}
+
+@test "--log F --log-format text writes the error too" {
+	local id log="$TEST_DIR/husk.log"
+	id="$(new_id)"
+	update_config '.linux.namespaces += [{"type": "netwrk"}]'
+	run ! husk --log "$log" --log-format text create --bundle "$BUNDLE" "$id" </dev/null
+	[ -s "$log" ] || fail "log file $log is empty or missing"
+	assert_contains "$(cat "$log")" netwrk
+}
