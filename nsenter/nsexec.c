@@ -281,6 +281,21 @@ static void write_file(const char *path, const char *data, const char *what)
 	close(fd);
 }
 
+/*
+ * In a user namespace we just entered, our host ids are unmapped until we
+ * take ids of the namespace: become its root. EINVAL: 0 is not mapped;
+ * EPERM on setgroups: /proc/PID/setgroups is "deny".
+ */
+static void become_root(const char *where)
+{
+	if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+		die("setresgid 0 in %s: %s", where, strerror(errno));
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		die("setgroups none in %s: %s", where, strerror(errno));
+	if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+		die("setresuid 0 in %s: %s", where, strerror(errno));
+}
+
 static void join_namespaces(const struct husk_bootstrap *b)
 {
 	int fds[HUSK_MAX_NS];
@@ -295,6 +310,8 @@ static void join_namespaces(const struct husk_bootstrap *b)
 		if (setns(fds[i], b->ns[i].flag) < 0)
 			die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
 		close(fds[i]);
+		if (b->ns[i].flag == CLONE_NEWUSER)
+			become_root("the joined user namespace");
 	}
 }
 
@@ -310,13 +327,7 @@ static void unshare_user(void)
 	read_or_die(ack, sizeof(ack), "USERMAP_ACK");
 	if (ack[0] != HUSK_SYNC_USERMAP_ACK || ack[1] != 0)
 		die("waiting for USERMAP_ACK: got sync frame type %u with %u bytes", ack[0], ack[1]);
-	/* EINVAL: 0 is not mapped; EPERM on setgroups: /proc/PID/setgroups is "deny". */
-	if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
-		die("setresgid 0 in the new user namespace: %s", strerror(errno));
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
-		die("setgroups none in the new user namespace: %s", strerror(errno));
-	if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
-		die("setresuid 0 in the new user namespace: %s", strerror(errno));
+	become_root("the new user namespace");
 }
 
 /* "mnt,uts,pid" for the namespaces in flags. */

@@ -370,3 +370,8 @@ assert_contains() {
 		[[ "$hay" == *"$n"* ]] || fail "expected '$n' in: $hay"
 	done
 }
+
+# ns_link PID TYPE prints readlink of /proc/PID/ns/TYPE (e.g. "uts:[4026531838]").
+ns_link() {
+	readlink "/proc/$1/ns/$2"
+}

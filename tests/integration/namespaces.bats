@@ -3,11 +3,6 @@
 
 load helpers
 
-# ns_link PID TYPE prints readlink of /proc/PID/ns/TYPE (e.g. "uts:[4026531838]").
-ns_link() {
-	readlink "/proc/$1/ns/$2"
-}
-
 @test "pid ns: the container process is PID 1" {
 	local id
 	id="$(new_id)"
