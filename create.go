@@ -14,7 +14,7 @@ func bundleFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Value: ".", Usage: "path to the OCI bundle"},
 		&cli.StringFlag{Name: "pid-file", Usage: "write the container's init pid to this file"},
-		&cli.StringFlag{Name: "console-socket", Usage: "unix socket to receive the pty master (not supported yet)"},
+		&cli.StringFlag{Name: "console-socket", Usage: "unix socket that receives the pty master of a process with a terminal"},
 		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on a ramdisk)"},
 		&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N extra fds (not supported yet)"},
@@ -27,31 +27,40 @@ var createCommand = &cli.Command{
 	ArgsUsage: "<container-id>",
 	Flags:     append(bundleFlags(), &cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "accepted: create always detaches"}),
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		_, err := createContainer(cmd)
+		_, _, err := createContainer(cmd, true)
 		return err
 	},
 }
 
-// createContainer is create, and the first half of run.
-func createContainer(cmd *cli.Command) (*libcontainer.Container, error) {
+// createContainer is create, and the first half of run. With a terminal
+// and no --console-socket, a foreground run gets the pty to attach.
+func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *foregroundTTY, error) {
 	id, err := exactlyID(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := notSupported(cmd, "console-socket", "preserve-fds"); err != nil {
-		return nil, err
+	if err := notSupported(cmd, "preserve-fds"); err != nil {
+		return nil, nil, err
 	}
 	if cmd.Root().Bool("systemd-cgroup") {
-		return nil, errNoSystemd
+		return nil, nil, errNoSystemd
 	}
 	bundle, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:  cmd.Bool("no-pivot"),
 		NoNewKeyring: cmd.Bool("no-new-keyring"),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return libcontainer.Create(libcontainer.CreateOpts{
+	cfg.ID, cfg.Bundle = id, bundle
+	if cmd.Bool("tty") {
+		cfg.Process.Terminal = true
+	}
+	tty, err := setupTerminal(cmd, cfg.Process, detach)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := libcontainer.Create(libcontainer.CreateOpts{
 		Root:    cmd.Root().String("root"),
 		ID:      id,
 		Bundle:  bundle,
@@ -61,4 +70,9 @@ func createContainer(cmd *cli.Command) (*libcontainer.Container, error) {
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 	})
+	if err != nil {
+		tty.close()
+		return nil, nil, err
+	}
+	return c, tty, nil
 }

@@ -12,4 +12,12 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require github.com/vishvananda/netns v0.0.5 // indirect
+require (
+	github.com/containerd/console v1.0.5 // indirect
+	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
+	github.com/godbus/dbus/v5 v5.1.0 // indirect
+	github.com/moby/sys/userns v0.1.0 // indirect
+	github.com/opencontainers/cgroups v0.1.0 // indirect
+	github.com/seccomp/libseccomp-golang v0.11.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+)

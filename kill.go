@@ -17,12 +17,9 @@ var killCommand = &cli.Command{
 	ArgsUsage:    "<container-id> [signal]",
 	StopOnNthArg: intPtr(1),
 	Flags: []cli.Flag{
-		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "signal every process of the container (not supported yet)"},
+		&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "signal every process in the container's cgroups"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		if err := notSupported(cmd, "all"); err != nil {
-			return err
-		}
 		args := cmd.Args().Slice()
 		if len(args) < 1 || len(args) > 2 {
 			return fmt.Errorf("kill: takes the container id and an optional signal (got %d arguments)", len(args))
@@ -39,6 +36,9 @@ var killCommand = &cli.Command{
 			return err
 		}
 		defer c.Close()
+		if cmd.Bool("all") {
+			return c.SignalAll(sig)
+		}
 		return c.Signal(sig)
 	},
 }

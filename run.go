@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
 
@@ -12,17 +13,28 @@ var runCommand = &cli.Command{
 	Name:      "run",
 	Usage:     "create and start a container, and wait for it unless --detach",
 	ArgsUsage: "<container-id>",
-	Flags:     append(bundleFlags(), &cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "return once the container runs"}),
+	Flags: append(bundleFlags(),
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "return once the container runs"},
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the process a terminal (process.terminal)"},
+	),
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		var w *libcontainer.Waiter
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: no signal is lost
 		}
-		c, err := createContainer(cmd)
+		c, tty, err := createContainer(cmd, cmd.Bool("detach"))
 		if err != nil {
 			return err
 		}
-		if err := c.Start(); err != nil {
+		defer tty.close()
+		if tty != nil {
+			err = tty.receive()
+			tty.removeSocket()
+		}
+		if err == nil {
+			err = c.Start()
+		}
+		if err != nil {
 			err = errors.Join(err, c.Delete(true))
 			c.Close()
 			return err
@@ -32,6 +44,11 @@ var runCommand = &cli.Command{
 		c.Close()
 		if w == nil {
 			return nil
+		}
+		if tty != nil {
+			if err := tty.attach(); err != nil {
+				logrus.Warn(err)
+			}
 		}
 		code := w.Wait(pid)
 		c, err = libcontainer.Load(cmd.Root().String("root"), c.ID)

@@ -64,6 +64,9 @@ func (c *Container) Status() Status {
 	if !alive(c.State.InitPid, c.State.InitStart) {
 		return Stopped
 	}
+	if c.frozen() {
+		return Paused
+	}
 	if _, err := os.Lstat(filepath.Join(c.dir, fifoName)); err == nil {
 		return Created
 	}
@@ -99,6 +102,9 @@ func (c *Container) Signal(sig unix.Signal) error {
 		}
 		return fmt.Errorf("kill %d with %s: %w", c.State.InitPid, unix.SignalName(sig), err)
 	}
+	if sig == unix.SIGKILL {
+		c.thaw() // a paused container dies only once thawed
+	}
 	return nil
 }
 
@@ -127,14 +133,19 @@ func (c *Container) kill() error {
 	if err := unix.Kill(c.State.InitPid, unix.SIGKILL); err != nil && err != unix.ESRCH {
 		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
 	}
+	c.thaw() // a frozen process dies only once thawed
 	return waitGone(c.State.InitPid, c.State.InitStart)
 }
 
 // destroy removes everything husk made for the container.
 func (c *Container) destroy() error {
+	if err := c.destroyCgroups(); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("remove state dir %s: %w", c.dir, err)
 	}
+	c.runPoststop()
 	return nil
 }
 

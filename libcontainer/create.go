@@ -81,7 +81,18 @@ func (c *Container) create(o CreateOpts) error {
 		Annotations: o.Config.Annotations,
 		Config:      o.Config,
 	}
-	pid, err := startInit(o.Config, fifo, [3]*os.File{o.Stdin, o.Stdout, o.Stderr})
+	cg, err := newCgroups(o.Config, o.ID)
+	if err != nil {
+		return err
+	}
+	c.State.CgroupPaths = cg.Paths()
+	// Saved before anything joins the cgroups: if husk dies mid-create,
+	// delete --force finds them here.
+	if err := saveState(c.dir, c.State); err != nil {
+		return err
+	}
+	join := func(pid int) error { return joinCgroups(cg, o.Config, pid) }
+	pid, err := startInit(o.Config, fifo, [3]*os.File{o.Stdin, o.Stdout, o.Stderr}, join, c.runCreateHooks)
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid
@@ -109,6 +120,13 @@ func (c *Container) undoCreate() {
 		// We are its subreaper: reap it so no zombie is left.
 		var ws unix.WaitStatus
 		unix.Wait4(c.State.InitPid, &ws, 0, nil)
+	}
+	c.runPoststop()
+	if err := c.destroyCgroups(); err != nil {
+		// Keep the state: it is how delete --force finds the cgroups.
+		logrus.Warnf("undo create: %v (retry with delete --force %s)", err, c.ID)
+		c.Close()
+		return
 	}
 	os.RemoveAll(c.dir)
 	c.Close()

@@ -62,7 +62,15 @@ func initContainer(sock *os.File) error {
 		return fmt.Errorf("decode config: %w", err)
 	}
 	p := cfg.Process
-	if err := rootfs.Setup(&cfg); err != nil {
+	side, err := takeInitSide(&cfg)
+	if err != nil {
+		return err
+	}
+	// The createRuntime and createContainer hooks run before pivot_root.
+	if err := rootfs.SetupWith(&cfg, func() error { return createHooks(sock, &cfg) }); err != nil {
+		return err
+	}
+	if err := setupConsole(&cfg, side); err != nil {
 		return err
 	}
 	if err := setupSystem(&cfg); err != nil {
@@ -73,6 +81,14 @@ func initContainer(sock *os.File) error {
 	}
 	if err := setupProcess(&cfg); err != nil {
 		return err
+	}
+	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
+	// while init still has it; the filter then also applies to the rest
+	// of init (as in runc). With no_new_privs it is loaded last, below.
+	if cfg.Seccomp != nil && !p.NoNewPrivileges {
+		if err := loadSeccomp(&cfg, side); err != nil {
+			return err
+		}
 	}
 	if err := setupCredentials(p); err != nil {
 		return err
@@ -89,10 +105,13 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	sock.Close()
-	if err := waitForStart(); err != nil {
-		logrus.Error(err)
-		fmt.Fprintln(os.Stderr, "husk init:", err)
-		os.Exit(1)
+	if err := waitForStart(&cfg); err != nil {
+		failAfterReady(err)
+	}
+	if cfg.Seccomp != nil && p.NoNewPrivileges {
+		if err := loadSeccomp(&cfg, side); err != nil {
+			failAfterReady(err)
+		}
 	}
 	err = unix.Exec(path, p.Args, env)
 	// Only reached when execve fails, after start: nobody waits for a
@@ -103,9 +122,18 @@ func initContainer(sock *os.File) error {
 	return nil
 }
 
+// failAfterReady reports an error after READY, when the parent no longer
+// listens on the init socket, and exits.
+func failAfterReady(err error) {
+	logrus.Error(err)
+	fmt.Fprintln(os.Stderr, "husk init:", err)
+	os.Exit(1)
+}
+
 // waitForStart blocks opening exec.fifo for writing until `husk start`
-// opens it for reading, then writes the byte start waits for.
-func waitForStart() error {
+// opens it for reading, runs the startContainer hooks, then writes what
+// start waits for: fifoGo, or why the container cannot start.
+func waitForStart(cfg *configs.Config) error {
 	fd, err := strconv.Atoi(os.Getenv(bootstrap.EnvFifoFd))
 	if err != nil {
 		return fmt.Errorf("%s: %w", bootstrap.EnvFifoFd, err)
@@ -116,10 +144,18 @@ func waitForStart() error {
 		return fmt.Errorf("open exec fifo: %w", err)
 	}
 	unix.Close(fd)
-	if _, err := unix.Write(fifo, []byte{'0'}); err != nil {
+	msg := []byte{fifoGo}
+	hookErr := startContainerHooks(cfg)
+	if hookErr != nil {
+		msg = []byte(hookErr.Error())
+		if len(msg) > fifoMsgMax {
+			msg = msg[:fifoMsgMax]
+		}
+	}
+	if _, err := unix.Write(fifo, msg); err != nil {
 		return fmt.Errorf("write exec fifo: %w", err)
 	}
-	return nil
+	return hookErr
 }
 
 // setupSystem sets what belongs to the container's namespaces rather than

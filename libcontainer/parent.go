@@ -19,13 +19,19 @@ import (
 // startInit starts `husk init` for cfg and walks it through the protocol
 // of libcontainer/bootstrap up to READY. It returns the pid of the
 // container's init (also when it fails after init was forked, so the
-// caller can kill it).
-func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, error) {
+// caller can kill it). createHooks runs prestart and createRuntime when
+// init asks for them.
+func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File, join, createHooks func(pid int) error) (int, error) {
 	exe, release, err := selfExe()
 	if err != nil {
 		return 0, err
 	}
 	defer release()
+	extras, err := newInitExtras(cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer extras.close()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("init socketpair: %w", err)
@@ -45,14 +51,15 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, er
 		logW.Close()
 		return 0, err
 	}
+	files := []*os.File{child, logW, fifo} // fds 3, 4, 5
 	cmd := &exec.Cmd{
 		Path:       exe,
 		Args:       []string{"husk", "init"},
-		Env:        initEnv(),
+		Env:        append(initEnv(), extras.env(3+len(files))...),
 		Stdin:      stdio[0],
 		Stdout:     stdio[1],
 		Stderr:     stdio[2],
-		ExtraFiles: []*os.File{child, logW, fifo}, // fds 3, 4, 5
+		ExtraFiles: append(files, extras.files...),
 	}
 	err = cmd.Start()
 	child.Close()
@@ -64,6 +71,14 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, er
 	}
 	go forwardLogs(logR)
 
+	// Into the cgroups before the bootstrap message: nsexec waits for it,
+	// so every process it forks, and the cgroup namespace it makes, start
+	// inside the container's cgroups.
+	if err := join(cmd.Process.Pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return 0, err
+	}
 	msg := bootstrapMessage(cfg)
 	pid, err := runNsexec(sock, msg)
 	if err != nil {
@@ -77,7 +92,7 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File) (int, er
 	if err != nil {
 		return pid, err
 	}
-	return pid, configureInit(sock, cfg)
+	return pid, configureInit(sock, cfg, func() error { return createHooks(pid) })
 }
 
 // initEnv is init's whole environment: the numbers of its fds.
@@ -166,8 +181,9 @@ func writeIDMaps(pid int, msg *bootstrap.Message) error {
 	return nil
 }
 
-// configureInit sends the config to the Go init and waits for READY.
-func configureInit(sock *os.File, cfg *configs.Config) error {
+// configureInit sends the config to the Go init and waits for READY,
+// running the create hooks when init asks for them on the way.
+func configureInit(sock *os.File, cfg *configs.Config, createHooks func() error) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
@@ -175,17 +191,27 @@ func configureInit(sock *os.File, cfg *configs.Config) error {
 	if err := bootstrap.Send(sock, bootstrap.SyncConfig, data); err != nil {
 		return initGone("init", err)
 	}
-	t, payload, err := bootstrap.Recv(sock)
-	if err != nil {
-		return initGone("init", err)
+	for {
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return initGone("init", err)
+		}
+		switch t {
+		case bootstrap.SyncReady:
+			return nil
+		case bootstrap.SyncError:
+			return errors.New(string(payload))
+		case syncCreateHooks:
+			if err := createHooks(); err != nil {
+				return err
+			}
+			if err := bootstrap.Send(sock, syncCreateHooksDone, nil); err != nil {
+				return initGone("init", err)
+			}
+		default:
+			return fmt.Errorf("init sent unexpected %s", t)
+		}
 	}
-	switch t {
-	case bootstrap.SyncReady:
-		return nil
-	case bootstrap.SyncError:
-		return errors.New(string(payload))
-	}
-	return fmt.Errorf("init sent unexpected %s", t)
 }
 
 // initGone words a broken init socket: init died without saying why.

@@ -1,6 +1,7 @@
 package libcontainer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -9,9 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// What init writes into exec.fifo once start opened it: fifoGo when it
+// goes on to exec the process, or else why not (a startContainer hook
+// failed), in one write of at most fifoMsgMax bytes (atomic on a pipe).
+const (
+	fifoGo     = '0'
+	fifoMsgMax = 4000
+)
+
 // Start lets a created container's init exec the process: init is blocked
 // opening exec.fifo for writing; opening it for reading releases it, and
-// the byte init writes says it got that far.
+// what init writes says it got that far. Then the poststart hooks run.
 func (c *Container) Start() error {
 	switch st := c.Status(); st {
 	case Created:
@@ -32,6 +41,7 @@ func (c *Container) Start() error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
+	c.runPoststart()
 	return nil
 }
 
@@ -51,9 +61,12 @@ func awaitFifo(fifo, pid int) error {
 			return fmt.Errorf("poll exec fifo: %w", err)
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
-			var b [1]byte
-			if n, _ := unix.Read(fifo, b[:]); n == 1 {
-				return nil
+			var b [fifoMsgMax]byte
+			if n, _ := unix.Read(fifo, b[:]); n > 0 {
+				if n == 1 && b[0] == fifoGo {
+					return nil
+				}
+				return errors.New(string(b[:n]))
 			}
 		}
 		if fds[0].Revents&unix.POLLHUP != 0 || fds[1].Revents != 0 {

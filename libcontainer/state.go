@@ -25,6 +25,9 @@ type State struct {
 	Owner       string            `json:"owner"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Config      *configs.Config   `json:"config"`
+	// CgroupPaths are the container's cgroup directories (controller ->
+	// path, "" for the unified hierarchy), recorded before init starts.
+	CgroupPaths map[string]string `json:"cgroup_paths,omitempty"`
 }
 
 const (

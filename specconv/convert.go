@@ -58,12 +58,16 @@ func Convert(s *specs.Spec, o Options) (*configs.Config, []string, error) {
 		c.idMappings,
 		c.root,
 		c.process,
+		c.terminal,
 		c.mounts,
 		c.devices,
+		c.cgroups,
 		c.paths,
 		c.uts,
 		c.sysctl,
 		c.timeOffsets,
+		c.seccomp,
+		c.hooks,
 	} {
 		if err := step(); err != nil {
 			return nil, nil, err

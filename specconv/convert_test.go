@@ -393,9 +393,11 @@ func TestWarnings(t *testing.T) {
 				Memory:  &specs.LinuxMemory{Limit: &limit},
 				Pids:    &specs.LinuxPids{Limit: &limit},
 			}
-		}, []string{"linux.resources: cgroup limits are not applied yet (devices, memory, pids)"}},
-		{"cgroups path", func(s *specs.Spec) { s.Linux.CgroupsPath = "/husk/c1" },
-			[]string{`linux.cgroupsPath: cgroups are not used yet, "/husk/c1" is not created`}},
+		}, nil},
+		{"cgroups path", func(s *specs.Spec) { s.Linux.CgroupsPath = "/husk/c1" }, nil},
+		{"kernel memory", func(s *specs.Spec) {
+			s.Linux.Resources = &specs.LinuxResources{Memory: &specs.LinuxMemory{Kernel: &limit}}
+		}, []string{"linux.resources.memory.kernel: ignored: the kernel no longer limits kernel memory separately"}},
 		{"process extras", func(s *specs.Spec) {
 			s.Process.Scheduler = &specs.Scheduler{Policy: "SCHED_OTHER"}
 			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_BE}

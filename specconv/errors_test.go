@@ -156,26 +156,16 @@ func TestConvertErrors(t *testing.T) {
 		}},
 
 		// refused until husk implements them
-		{want: "process.terminal: not supported yet; set it to false and give the container stdio instead", unsupported: true,
-			edit: func(s *specs.Spec) { s.Process.Terminal = true }},
 		{want: `process.apparmorProfile: not supported yet; remove "docker-default" to run without AppArmor`, unsupported: true,
 			edit: func(s *specs.Spec) { s.Process.ApparmorProfile = "docker-default" }},
 		{want: `process.selinuxLabel: not supported yet; remove "system_u:system_r:container_t:s0" to run without an SELinux label`, unsupported: true,
 			edit: func(s *specs.Spec) { s.Process.SelinuxLabel = "system_u:system_r:container_t:s0" }},
-		{want: "linux.seccomp: not supported yet; remove it to run without a seccomp filter", unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActErrno} }},
 		{want: `linux.mountLabel: not supported yet; remove "system_u:object_r:container_file_t:s0" to mount without an SELinux label`, unsupported: true,
 			edit: func(s *specs.Spec) { s.Linux.MountLabel = "system_u:object_r:container_file_t:s0" }},
 		{want: "linux.intelRdt: not supported yet; remove it to run without RDT limits", unsupported: true,
 			edit: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{ClosID: "c1"} }},
 		{want: `linux.personality: not supported yet; remove it to run with the default personality, not "LINUX32"`, unsupported: true,
 			edit: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }},
-		{want: `hooks.createRuntime: not supported yet; husk does not run hooks, "/usr/bin/cni-hook" would not run`, unsupported: true,
-			edit: func(s *specs.Spec) {
-				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/usr/bin/cni-hook"}}}
-			}},
-		{want: `hooks.poststop: not supported yet; husk does not run hooks, "/bin/true" would not run`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/true"}}} }},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			c, _, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})

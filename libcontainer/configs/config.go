@@ -107,6 +107,19 @@ type Process struct {
 	Rlimits         []Rlimit      `json:"rlimits,omitempty"`
 	OomScoreAdj     *int          `json:"oom_score_adj,omitempty"`
 	Terminal        bool          `json:"terminal,omitempty"`
+	// ConsoleSize is the pty's size (process.consoleSize); nil: the
+	// kernel's default.
+	ConsoleSize *ConsoleSize `json:"console_size,omitempty"`
+	// ConsoleSocket, with Terminal, is the absolute path of the unix
+	// socket (--console-socket) that receives the pty master. The parent
+	// connects to it and passes the connection to init.
+	ConsoleSocket string `json:"console_socket,omitempty"`
+}
+
+// ConsoleSize is a terminal's size in characters.
+type ConsoleSize struct {
+	Height uint16 `json:"height"`
+	Width  uint16 `json:"width"`
 }
 
 // Config is the whole container as husk init builds it.
@@ -140,6 +153,17 @@ type Config struct {
 
 	NoNewKeyring bool              `json:"no_new_keyring,omitempty"`
 	Annotations  map[string]string `json:"annotations,omitempty"`
+
+	// ID and Bundle name the container in the state that hooks and the
+	// seccomp listener receive from inside it.
+	ID     string `json:"id,omitempty"`
+	Bundle string `json:"bundle,omitempty"`
+	Hooks  Hooks  `json:"hooks,omitempty"`
+	// Seccomp is linux.seccomp; nil: no filter.
+	Seccomp *Seccomp `json:"seccomp,omitempty"`
+
+	// Cgroup is linux.cgroupsPath and linux.resources; nil: the defaults.
+	Cgroup *Cgroup `json:"cgroup,omitempty"`
 }
 
 // Namespace returns the config's namespace of type t, if it has one.

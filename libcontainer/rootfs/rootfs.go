@@ -24,7 +24,12 @@ import (
 // Setup mounts the container's filesystems under c.Rootfs and makes it the
 // process's root. The calling thread must be in the container's new mount
 // namespace (c must say so) and stay locked to it.
-func Setup(c *configs.Config) error {
+func Setup(c *configs.Config) error { return SetupWith(c, nil) }
+
+// SetupWith is Setup calling beforePivot, when not nil, once everything is
+// mounted and before the rootfs becomes "/": where the runtime-spec runs
+// the createRuntime and createContainer hooks.
+func SetupWith(c *configs.Config, beforePivot func() error) error {
 	if !c.NewNamespace(configs.NEWNS) {
 		return errors.New("linux.namespaces: building the rootfs needs a new mount namespace")
 	}
@@ -44,6 +49,9 @@ func Setup(c *configs.Config) error {
 		err = setupDev(r, c)
 	}
 	r.close()
+	if err == nil && beforePivot != nil {
+		err = beforePivot()
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,293 @@
+// Package cgroup is husk's one door to github.com/opencontainers/cgroups:
+// it places a container in its cgroups, applies linux.resources, freezes,
+// signals, measures and removes them, on cgroup v1, the hybrid layout (v1
+// controllers plus cgroup2 at /sys/fs/cgroup/unified) and pure v2, decided
+// at run time.
+//
+// The library's fs (v1) and fs2 (v2) managers do the file work; this
+// package chooses between them, routes each resource to the hierarchy
+// that has its controller (on a hybrid host the unified hierarchy serves
+// the controllers v1 lacks), provides the device rules (a devices.allow
+// list on v1, an eBPF program on v2) and words every failure with the
+// config.json field and value it came from:
+//
+//	linux.resources.network.classID: 1048577: the net_cls controller is not available on this host
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+)
+
+// Layout is how the host mounts its cgroups.
+type Layout int
+
+const (
+	V1     Layout = iota // only v1 hierarchies
+	Hybrid               // v1 hierarchies plus cgroup2 at /sys/fs/cgroup/unified
+	V2                   // cgroup2 at /sys/fs/cgroup
+)
+
+func (l Layout) String() string {
+	return [...]string{"v1", "hybrid", "v2"}[l]
+}
+
+// HostLayout reads the host's layout off /sys/fs/cgroup.
+func HostLayout() Layout {
+	switch {
+	case cgroups.IsCgroup2UnifiedMode():
+		return V2
+	case cgroups.IsCgroup2HybridMode():
+		return Hybrid
+	}
+	return V1
+}
+
+// DefaultParent is where containers without linux.cgroupsPath go, each in
+// DefaultParent/<id> of every hierarchy.
+const DefaultParent = "/husk"
+
+// Manager is one container's cgroups in every hierarchy of the host.
+type Manager struct {
+	layout Layout
+	// v1 manages the v1 hierarchies (and on Hybrid joins the unified
+	// one); nil on V2.
+	v1 cgroups.Manager
+	// v2 manages the unified directory: everything on V2; on Hybrid only
+	// the controllers v1 lacks (see route). nil on V1.
+	v2 cgroups.Manager
+	// unified are the controllers the unified hierarchy offers.
+	unified map[string]bool
+}
+
+// New is the manager of the cgroups of container id with settings cg,
+// placed by cg.Path (see configs.Cgroup). Nothing is created until Apply.
+func New(cg *configs.Cgroup, id string) (*Manager, error) {
+	p, err := cgroupPath(cg.Path, id)
+	if err != nil {
+		return nil, err
+	}
+	return open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+}
+
+// Open is the manager of cgroups made earlier, at the paths Paths
+// returned then.
+func Open(paths map[string]string) (*Manager, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no cgroup paths recorded")
+	}
+	return open(HostLayout(), &cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths)
+}
+
+// cgroupPath is the path a container's cgroups get: linux.cgroupsPath
+// cleaned, or DefaultParent/id.
+func cgroupPath(p, id string) (string, error) {
+	if p == "" {
+		return path.Join(DefaultParent, id), nil
+	}
+	clean := path.Clean(p)
+	if clean == "/" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("linux.cgroupsPath: %q is not a cgroup of its own", p)
+	}
+	return clean, nil
+}
+
+// open makes the library's managers for layout. With paths nil they are
+// computed from cg.Path.
+func open(layout Layout, cg *cgroups.Cgroup, paths map[string]string) (*Manager, error) {
+	m := &Manager{layout: layout}
+	var err error
+	switch layout {
+	case V2:
+		dir := ""
+		if paths != nil {
+			dir = paths[""]
+		}
+		m.v2, err = fs2.NewManager(cg, dir)
+		if err != nil {
+			return nil, fmt.Errorf("cgroup v2 path %q: %w", cg.Path, err)
+		}
+		m.unified = readControllers(fs2.UnifiedMountpoint)
+	default:
+		var v1paths map[string]string
+		if paths != nil {
+			v1paths = paths
+		}
+		m.v1, err = fs.NewManager(cg, v1paths)
+		if err != nil {
+			return nil, fmt.Errorf("cgroup v1 path %q: %w", cg.Path, err)
+		}
+		if layout == Hybrid {
+			dir := m.v1.Path("")
+			if dir == "" {
+				return nil, fmt.Errorf("cgroup path %q: no directory in the unified hierarchy", cg.Path)
+			}
+			m.v2, err = fs2.NewManager(&cgroups.Cgroup{Resources: &cgroups.Resources{}}, dir)
+			if err != nil {
+				return nil, err
+			}
+			m.unified = readControllers(unifiedRoot(dir))
+		}
+	}
+	return m, nil
+}
+
+// readControllers reads dir/cgroup.controllers; nothing when it cannot.
+func readControllers(dir string) map[string]bool {
+	data, err := cgroups.ReadFile(dir, "cgroup.controllers")
+	if err != nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, c := range strings.Fields(data) {
+		set[c] = true
+	}
+	return set
+}
+
+// unifiedRoot is the mount point of the unified hierarchy dir is in.
+func unifiedRoot(dir string) string {
+	if strings.HasPrefix(dir, hybridMount+"/") || dir == hybridMount {
+		return hybridMount
+	}
+	return fs2.UnifiedMountpoint
+}
+
+const hybridMount = "/sys/fs/cgroup/unified"
+
+// Layout is the host layout the manager works on.
+func (m *Manager) Layout() Layout { return m.layout }
+
+// Paths are the container's cgroup directories: controller -> directory,
+// "" for the unified hierarchy. Record them to Open the cgroups later.
+func (m *Manager) Paths() map[string]string {
+	if m.v1 != nil {
+		return clonePaths(m.v1.GetPaths())
+	}
+	return clonePaths(m.v2.GetPaths())
+}
+
+func clonePaths(p map[string]string) map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// Apply creates the cgroups (when missing) and moves pid into every one.
+func (m *Manager) Apply(pid int) error {
+	if m.v1 != nil {
+		if err := m.v1.Apply(pid); err != nil {
+			return fmt.Errorf("join cgroups %s: %w", m.describe(), err)
+		}
+		if m.layout == Hybrid {
+			return m.enableUnified()
+		}
+		return nil
+	}
+	if err := m.v2.Apply(pid); err != nil {
+		return fmt.Errorf("join cgroup %s: %w", m.v2.Path(""), err)
+	}
+	return nil
+}
+
+// enableUnified turns on, from the unified root down to the container's
+// parent, the unified controllers v1 lacks (hugetlb on many hybrid
+// hosts), so their files appear in the container's directory. A failure
+// (an ancestor with processes in it) is reported when a limit needs one.
+func (m *Manager) enableUnified() error {
+	var add []string
+	for c := range m.unified {
+		if !m.hasV1(c) {
+			add = append(add, "+"+c)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	dir := m.v2.Path("")
+	root := unifiedRoot(dir)
+	rel, err := filepath.Rel(root, filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	cur := root
+	for _, elem := range append([]string{"."}, strings.Split(rel, "/")...) {
+		if elem == "." {
+			elem = ""
+		}
+		cur = filepath.Join(cur, elem)
+		for _, c := range add {
+			// Best effort, one controller at a time.
+			_ = cgroups.WriteFile(cur, "cgroup.subtree_control", c)
+		}
+	}
+	return nil
+}
+
+// hasV1 reports whether controller c has a v1 hierarchy for the container.
+func (m *Manager) hasV1(c string) bool {
+	return m.v1 != nil && m.v1.Path(c) != ""
+}
+
+// describe names the container's cgroup for error messages.
+func (m *Manager) describe() string {
+	if m.v1 != nil {
+		if p := m.v1.Path("devices"); p != "" {
+			return p + " (and the other hierarchies)"
+		}
+	}
+	if m.v2 != nil {
+		return m.v2.Path("")
+	}
+	return "?"
+}
+
+// Exists reports whether any of the container's cgroup directories is
+// still there.
+func (m *Manager) Exists() bool {
+	for _, p := range m.Paths() {
+		if cgroups.PathExists(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Destroy removes every cgroup directory of the container, in every
+// hierarchy. It fails while a process is still in one: see KillAll.
+func (m *Manager) Destroy() error {
+	paths := m.Paths()
+	// RemovePaths deletes from the map it is given.
+	if err := cgroups.RemovePaths(maps.Clone(paths)); err != nil {
+		return fmt.Errorf("remove cgroups %s: %w", m.describe(), err)
+	}
+	for _, p := range paths {
+		removeDefaultParent(filepath.Dir(p))
+	}
+	return nil
+}
+
+// removeDefaultParent removes DefaultParent at the top of a hierarchy once
+// its last container is gone; while others remain, rmdir fails with EBUSY
+// and nothing happens.
+func removeDefaultParent(dir string) {
+	top := filepath.Dir(dir)
+	if filepath.Base(dir) != path.Base(DefaultParent) || (top != cgroupRoot && filepath.Dir(top) != cgroupRoot) {
+		return
+	}
+	os.Remove(dir)
+}
+
+const cgroupRoot = "/sys/fs/cgroup"

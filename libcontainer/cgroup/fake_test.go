@@ -1,0 +1,226 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
+)
+
+// The v2 code path over a fake cgroupfs: a temp dir holding the files a
+// cgroup2 directory would (the library's TestMode lets it write plain
+// files).
+
+func fakeCgroup(t *testing.T, files map[string]string) string {
+	t.Helper()
+	cgroups.TestMode = true
+	t.Cleanup(func() { cgroups.TestMode = false })
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// fakeV2 is a V2 manager of dir offering controllers.
+func fakeV2(t *testing.T, dir string, controllers ...string) *Manager {
+	t.Helper()
+	m, err := open(V2, &cgroups.Cgroup{Resources: &cgroups.Resources{}}, map[string]string{"": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.unified = map[string]bool{}
+	for _, c := range controllers {
+		m.unified[c] = true
+	}
+	return m
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+func TestV2FakeSet(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{
+		"cgroup.controllers": "cpuset cpu io memory hugetlb pids rdma",
+		"memory.swap.max":    "max",
+	})
+	m := fakeV2(t, dir, "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma")
+	pids, idle, swappy := int64(20), int64(1), uint64(0)
+	_ = swappy
+	r := &configs.Resources{
+		Memory:            32 << 20,
+		MemorySwap:        64 << 20,
+		MemoryReservation: 16 << 20,
+		CPUShares:         2048,
+		CPUQuota:          50000,
+		CPUPeriod:         100000,
+		CPUIdle:           &idle,
+		CpusetCpus:        "0",
+		CpusetMems:        "0",
+		PidsLimit:         &pids,
+		BlkioWeight:       500,
+		BlkioThrottleReadBpsDevice: []configs.ThrottleDevice{
+			{Major: 8, Minor: 0, Rate: 1 << 20},
+		},
+		HugetlbLimit: []configs.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}},
+		Unified:      map[string]string{"memory.high": "30000000"},
+	}
+	if err := m.Update(r); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		"memory.max":      "33554432",
+		"memory.swap.max": "33554432", // v2 counts swap alone: 64M-32M
+		"memory.low":      "16777216",
+		"memory.high":     "30000000",
+		"cpu.weight":      "174", // shares 2048 on v2's scale
+		"cpu.max":         "50000 100000",
+		"cpu.idle":        "1",
+		"cpuset.cpus":     "0",
+		"cpuset.mems":     "0",
+		"pids.max":        "20",
+		"io.weight":       "4950", // blkio 500 on v2's scale
+		"io.max":          "8:0 rbps=1048576",
+		"hugetlb.2MB.max": "4194304",
+	} {
+		if got := readFile(t, dir, file); got != want {
+			t.Errorf("%s = %q, want %q", file, got, want)
+		}
+	}
+}
+
+// On v2 the device rules go to the eBPF hook, in order, deny-all first.
+func TestV2FakeDevicesHook(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "memory pids"})
+	m := fakeV2(t, dir, "memory", "pids")
+	var got *cgroups.Resources
+	saved := cgroups.DevicesSetV2
+	cgroups.DevicesSetV2 = func(path string, r *cgroups.Resources) error {
+		if path != dir {
+			t.Errorf("devices set on %s, want %s", path, dir)
+		}
+		got = r
+		return nil
+	}
+	t.Cleanup(func() { cgroups.DevicesSetV2 = saved })
+	if err := m.Set(&configs.Resources{Devices: configs.DefaultDeviceRules()}); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || len(got.Devices) != len(configs.DefaultDeviceRules()) || got.SkipDevices {
+		t.Fatalf("hook got %+v", got)
+	}
+	got = nil
+	if err := m.Update(&configs.Resources{Devices: configs.DefaultDeviceRules()}); err != nil {
+		t.Fatal(err)
+	}
+	if got != nil && !got.SkipDevices {
+		t.Error("Update rewrote the device rules")
+	}
+}
+
+func TestV2FakeRefusals(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "memory pids"})
+	m := fakeV2(t, dir, "memory", "pids")
+	rt, swappiness := int64(950000), uint64(10)
+	for _, tc := range []struct {
+		r    configs.Resources
+		want []string
+	}{
+		{configs.Resources{CPURtRuntime: rt}, []string{"linux.resources.cpu.realtimeRuntime", "950000", "cgroup v2"}},
+		{configs.Resources{OomKillDisable: true}, []string{"linux.resources.memory.disableOOMKiller", "cgroup v2"}},
+		{configs.Resources{MemorySwappiness: &swappiness}, []string{"linux.resources.memory.swappiness", "10"}},
+		{configs.Resources{NetClsClassid: 7}, []string{"linux.resources.network.classID", "7"}},
+		{configs.Resources{CPUQuota: 1000}, []string{"linux.resources.cpu.quota", "1000", "cpu controller is not available"}},
+		{configs.Resources{BlkioWeight: 100}, []string{"linux.resources.blockIO.weight", "100", "io controller"}},
+		{configs.Resources{Unified: map[string]string{"a/b": "1"}}, []string{`linux.resources.unified["a/b"]`}},
+	} {
+		err := m.Update(&tc.r)
+		if err == nil {
+			t.Errorf("%+v accepted", tc.r)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not name %q", err, w)
+			}
+		}
+	}
+}
+
+// A write the kernel refuses names the field behind the file.
+func TestExplainNamesTheField(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "memory pids"})
+	m := fakeV2(t, dir, "memory", "pids")
+	// A directory where a file should be makes the write fail.
+	if err := os.Mkdir(filepath.Join(dir, "pids.max"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(20)
+	err := m.Update(&configs.Resources{PidsLimit: &limit})
+	if err == nil || !strings.Contains(err.Error(), "linux.resources.pids.limit") || !strings.Contains(err.Error(), "20") {
+		t.Errorf("error %v: want the field and the value", err)
+	}
+}
+
+func TestV2FakeFreezeAndOOM(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{
+		"cgroup.controllers": "memory",
+		"cgroup.freeze":      "0\n",
+		"memory.events":      "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n",
+		"cgroup.procs":       "",
+	})
+	m := fakeV2(t, dir, "memory")
+	if frozen, err := m.Frozen(); frozen || err != nil {
+		t.Fatalf("Frozen() = %v, %v", frozen, err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	ch, err := m.NotifyOOM(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.events"), []byte("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no OOM event after oom_kill rose")
+	}
+	if n, err := m.OOMKillCount(); n != 1 || err != nil {
+		t.Errorf("OOMKillCount() = %d, %v", n, err)
+	}
+	if pids, err := m.Pids(); len(pids) != 0 || err != nil {
+		t.Errorf("Pids() = %v, %v", pids, err)
+	}
+}
+
+func TestCgroupPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "/husk/c1"},
+		{"/a/b/", "/a/b"},
+		{"/../a", "/a"},
+		{"rel/c1", "rel/c1"},
+	} {
+		if got, err := cgroupPath(tc.in, "c1"); got != tc.want || err != nil {
+			t.Errorf("cgroupPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"/", "..", "../x", "a/../../x"} {
+		if _, err := cgroupPath(bad, "c1"); err == nil || !strings.Contains(err.Error(), "linux.cgroupsPath") {
+			t.Errorf("cgroupPath(%q): %v", bad, err)
+		}
+	}
+}

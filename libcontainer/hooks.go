@@ -1,0 +1,81 @@
+package libcontainer
+
+import (
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/hooks"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+)
+
+// The hooks husk runs in the runtime's namespaces, from the parent. (init
+// runs createContainer and startContainer itself: see initside.go.)
+//
+// The create hooks need one more exchange on the init socket, between
+// CONFIG and READY, when init has mounted the rootfs and not yet pivoted:
+//
+//	init    CREATE_HOOKS       run prestart, then createRuntime, now
+//	parent  CREATE_HOOKS_DONE  they succeeded; init runs createContainer
+//
+// A failing hook makes the parent answer nothing: it kills init and
+// undoes the create.
+const (
+	syncCreateHooks     bootstrap.SyncType = 7
+	syncCreateHooksDone bootstrap.SyncType = 8
+)
+
+// hookState is the container's hook state.
+func (c *Container) hookState(status specs.ContainerState, pid int) specs.State {
+	return specs.State{
+		Version:     c.State.OCIVersion,
+		ID:          c.ID,
+		Status:      status,
+		Pid:         pid,
+		Bundle:      c.State.Bundle,
+		Annotations: c.State.Annotations,
+	}
+}
+
+// hooks are the container's hooks of kind.
+func (c *Container) hooks(kind configs.HookKind) []configs.Hook {
+	if c.State == nil || c.State.Config == nil {
+		return nil
+	}
+	return c.State.Config.Hooks[kind]
+}
+
+// runCreateHooks runs prestart, then createRuntime, for init pid, while
+// init waits before pivot_root. Any failure fails the create.
+func (c *Container) runCreateHooks(pid int) error {
+	st := c.hookState(specs.StateCreating, pid)
+	for _, kind := range []configs.HookKind{configs.Prestart, configs.CreateRuntime} {
+		if err := hooks.Run(kind, c.hooks(kind), st, hooks.InheritEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runPoststart runs the poststart hooks once the process runs. A failure
+// is logged and changes nothing else, as the runtime-spec says.
+func (c *Container) runPoststart() {
+	if len(c.hooks(configs.Poststart)) == 0 {
+		return
+	}
+	st := c.hookState(specs.StateRunning, c.State.InitPid)
+	for _, err := range hooks.RunAll(configs.Poststart, c.hooks(configs.Poststart), st, hooks.InheritEnv) {
+		logrus.Warnf("container %s: %v", c.ID, err)
+	}
+}
+
+// runPoststop runs the poststop hooks when the container is deleted. A
+// failure is logged and ignored, as the runtime-spec says.
+func (c *Container) runPoststop() {
+	if len(c.hooks(configs.Poststop)) == 0 {
+		return
+	}
+	st := c.hookState(specs.StateStopped, 0)
+	for _, err := range hooks.RunAll(configs.Poststop, c.hooks(configs.Poststop), st, hooks.InheritEnv) {
+		logrus.Warnf("container %s: %v", c.ID, err)
+	}
+}

@@ -1,0 +1,145 @@
+// Package hooks runs the OCI hooks of config.json: each hook is a program
+// given the container's state as JSON on stdin, killed when its timeout
+// passes. Where a hook runs (the runtime's namespaces or the container's)
+// is the caller's choice: the parent runs prestart, createRuntime,
+// poststart and poststop, husk init runs createContainer and
+// startContainer.
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// Env says what environment a hook without an env list gets.
+type Env int
+
+const (
+	// InheritEnv gives it the caller's environment, as runc does for the
+	// hooks it runs in the runtime namespace.
+	InheritEnv Env = iota
+	// EmptyEnv gives it none: husk init's environment is its own
+	// plumbing, never the hook's business.
+	EmptyEnv
+)
+
+// Run runs hooks one after the other with state on stdin and stops at the
+// first failure, whose error names the hook ("hooks.createRuntime[1]").
+func Run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) error {
+	errs := run(kind, hooks, state, env, true)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// RunAll runs every hook even when some fail, as the runtime-spec wants
+// for poststart and poststop, and returns an error for each failure.
+func RunAll(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) []error {
+	return run(kind, hooks, state, env, false)
+}
+
+func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env, stop bool) []error {
+	if len(hooks) == 0 {
+		return nil
+	}
+	stdin, err := json.Marshal(state)
+	if err != nil {
+		return []error{fmt.Errorf("hooks.%s: encode the state: %w", kind, err)}
+	}
+	var errs []error
+	for i, h := range hooks {
+		if err := runOne(h, stdin, env); err != nil {
+			errs = append(errs, fmt.Errorf("hooks.%s[%d] %q: %w", kind, i, h.Path, err))
+			if stop {
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// outputLimit bounds how much of a failed hook's output the error shows.
+const outputLimit = 4096
+
+// waitDelay is how long Wait lets a killed hook's children hold its
+// output pipe open.
+const waitDelay = time.Second
+
+// runOne runs one hook in its own process group, so a timeout kills
+// whatever it started too.
+func runOne(h configs.Hook, stdin []byte, env Env) error {
+	ctx := context.Background()
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(h.Timeout)*time.Second)
+		defer cancel()
+	}
+	var out tailBuffer
+	cmd := exec.CommandContext(ctx, h.Path)
+	cmd.Args = h.Args
+	if len(cmd.Args) == 0 {
+		cmd.Args = []string{h.Path}
+	}
+	cmd.Env = h.Env
+	if cmd.Env == nil && env == EmptyEnv {
+		cmd.Env = []string{}
+	}
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	err := cmd.Run()
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		killGroup(cmd.Process.Pid) // whatever the hook left behind
+		return fmt.Errorf("timed out after %ds%s", h.Timeout, out.suffix())
+	}
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return fmt.Errorf("%s%s", exitErr.ProcessState, out.suffix())
+		}
+		return err
+	}
+	return nil
+}
+
+// killGroup SIGKILLs the process group pgid.
+func killGroup(pgid int) error {
+	if err := unix.Kill(-pgid, unix.SIGKILL); err != nil && err != unix.ESRCH {
+		return fmt.Errorf("kill process group %d: %w", pgid, err)
+	}
+	return nil
+}
+
+// tailBuffer keeps the last outputLimit bytes written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > outputLimit {
+		t.b = t.b[len(t.b)-outputLimit:]
+	}
+	return len(p), nil
+}
+
+// suffix is the output for an error message, or nothing.
+func (t *tailBuffer) suffix() string {
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

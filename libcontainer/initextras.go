@@ -1,0 +1,89 @@
+package libcontainer
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/console"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
+)
+
+// Environment variables naming the extra fds init may get, after the
+// spine's (init pipe, log pipe, exec fifo).
+const (
+	envConsoleFd  = "_HUSK_CONSOLE_FD"  // connected to --console-socket
+	envListenerFd = "_HUSK_LISTENER_FD" // connected to linux.seccomp.listenerPath
+)
+
+// initExtras is what the parent prepares for init beyond the spine, in
+// the runtime's namespaces and with its credentials: the seccomp filter
+// compiled into the config, and connections to the console socket and the
+// seccomp listener (init, inside the container, could not reach them).
+type initExtras struct {
+	files []*os.File
+	names []string // the environment variable of each file
+}
+
+// newInitExtras prepares cfg's extras. Close them once init has started.
+func newInitExtras(cfg *configs.Config) (*initExtras, error) {
+	x := &initExtras{}
+	if s := cfg.Seccomp; s != nil && s.Program == nil {
+		if err := seccomp.Compile(s); err != nil {
+			return nil, err
+		}
+	}
+	if p := cfg.Process; p != nil && p.Terminal {
+		if p.ConsoleSocket == "" {
+			return nil, fmt.Errorf("process.terminal: a container with a terminal needs --console-socket (or husk run in the foreground)")
+		}
+		f, err := console.Dial(p.ConsoleSocket)
+		if err != nil {
+			return nil, err
+		}
+		x.add(envConsoleFd, f)
+	}
+	if s := cfg.Seccomp; s != nil && s.UsesNotify() {
+		f, err := dialUnix(s.ListenerPath)
+		if err != nil {
+			x.close()
+			return nil, fmt.Errorf("linux.seccomp.listenerPath: %w", err)
+		}
+		x.add(envListenerFd, f)
+	}
+	return x, nil
+}
+
+func (x *initExtras) add(name string, f *os.File) {
+	x.names = append(x.names, name)
+	x.files = append(x.files, f)
+}
+
+// env names the extra fds in init's environment; the first of them is
+// fd number first in init (it follows the spine's ExtraFiles).
+func (x *initExtras) env(first int) []string {
+	env := make([]string, len(x.names))
+	for i, name := range x.names {
+		env[i] = name + "=" + strconv.Itoa(first+i)
+	}
+	return env
+}
+
+// close closes the parent's copies.
+func (x *initExtras) close() {
+	for _, f := range x.files {
+		f.Close()
+	}
+}
+
+// dialUnix connects to the stream socket at path.
+func dialUnix(path string) (*os.File, error) {
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.File()
+}

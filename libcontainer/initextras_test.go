@@ -1,0 +1,78 @@
+package libcontainer
+
+import (
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+)
+
+func TestInitExtrasNone(t *testing.T) {
+	x, err := newInitExtras(&configs.Config{Process: &configs.Process{Args: []string{"sh"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	if len(x.files) != 0 || len(x.env(6)) != 0 {
+		t.Errorf("extras without terminal or seccomp: %v %v", x.files, x.env(6))
+	}
+}
+
+// The parent compiles the filter and connects to the console socket and
+// the listener; init learns their fd numbers from its environment.
+func TestInitExtras(t *testing.T) {
+	dir := t.TempDir()
+	var socks []string
+	for _, name := range []string{"console.sock", "listener.sock"} {
+		path := filepath.Join(dir, name)
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		socks = append(socks, path)
+	}
+	cfg := &configs.Config{
+		Process: &configs.Process{Args: []string{"sh"}, Terminal: true, ConsoleSocket: socks[0]},
+		Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW", ListenerPath: socks[1],
+			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}},
+	}
+	x, err := newInitExtras(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	if cfg.Seccomp.Program == nil || len(cfg.Seccomp.Program.Filter) == 0 {
+		t.Error("the filter was not compiled")
+	}
+	want := []string{envConsoleFd + "=6", envListenerFd + "=7"}
+	if got := x.env(6); !slices.Equal(got, want) || len(x.files) != 2 {
+		t.Errorf("env %q with %d files, want %q", got, len(x.files), want)
+	}
+}
+
+func TestInitExtrasErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  *configs.Config
+		want string
+	}{
+		{&configs.Config{Process: &configs.Process{Terminal: true}}, "process.terminal: a container with a terminal needs --console-socket"},
+		{&configs.Config{Process: &configs.Process{Terminal: true, ConsoleSocket: "/nonexistent/c.sock"}}, "--console-socket /nonexistent/c.sock"},
+		{&configs.Config{Process: &configs.Process{}, Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW", ListenerPath: "/nonexistent/l.sock",
+			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}}}, "linux.seccomp.listenerPath: dial unix /nonexistent/l.sock"},
+		{&configs.Config{Process: &configs.Process{}, Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_BAD"}}, "linux.seccomp.defaultAction"},
+	} {
+		x, err := newInitExtras(tc.cfg)
+		if err == nil {
+			x.close()
+			t.Errorf("no error, want %q", tc.want)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("error %q, want it to start %q", err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,385 @@
+package specconv
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// cgroups converts linux.cgroupsPath and linux.resources. Without either
+// the config keeps no cgroup settings: husk's defaults apply (see
+// configs.Config.CgroupConfig). Whether the host can honour a value is
+// checked when the cgroups are made, not here.
+func (c *converter) cgroups() error {
+	l := c.linux()
+	if l.CgroupsPath == "" && l.Resources == nil {
+		return nil
+	}
+	p, err := cgroupsPath(l.CgroupsPath)
+	if err != nil {
+		return err
+	}
+	cg := &configs.Cgroup{Path: p}
+	if r := l.Resources; r != nil {
+		if err := c.deviceRules(r, &cg.Resources); err != nil {
+			return err
+		}
+		if err := c.limits(r, &cg.Resources); err != nil {
+			return err
+		}
+	}
+	cg.Resources.Devices = append(cg.Resources.Devices, configs.DefaultDeviceRules()...)
+	c.cfg.Cgroup = cg
+	return nil
+}
+
+// limits converts every part of r but the device rules into out. Each
+// step changes only what r sets (a list given replaces the old one), so
+// the same steps serve Convert and UpdateResources.
+func (c *converter) limits(r *specs.LinuxResources, out *configs.Resources) error {
+	for _, step := range []func(*specs.LinuxResources, *configs.Resources) error{
+		c.memory, cpu, pids, blockIO, hugepages, network, rdma, unified,
+	} {
+		if err := step(r, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpdateResources is cur changed by the limits r sets (what `update`
+// takes from --resources and its flags); device rules in r are ignored,
+// as runc's update does. Errors name the linux.resources field.
+func UpdateResources(cur configs.Resources, r *specs.LinuxResources) (configs.Resources, []string, error) {
+	c := &converter{}
+	if r == nil {
+		return cur, nil, nil
+	}
+	if err := c.limits(r, &cur); err != nil {
+		return configs.Resources{}, nil, err
+	}
+	return cur, c.warnings, nil
+}
+
+const res = "linux.resources."
+
+// cgroupsPath checks linux.cgroupsPath: absolute, or relative to husk's
+// own cgroup, never the systemd "slice:prefix:name" form.
+func cgroupsPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	if !path.IsAbs(p) && strings.Count(p, ":") == 2 {
+		return "", fieldErrorf("linux.cgroupsPath", "%q is the systemd slice:prefix:name form; husk manages cgroups itself (cgroupfs) and this host has no systemd: give a path such as /husk/<id>", p)
+	}
+	clean := path.Clean(p)
+	switch {
+	case clean == "/":
+		return "", fieldErrorf("linux.cgroupsPath", "%q is the root cgroup; the container needs one of its own", p)
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return "", fieldErrorf("linux.cgroupsPath", "%q leaves husk's own cgroup; use an absolute path instead", p)
+	}
+	return clean, nil
+}
+
+// deviceRules converts linux.resources.devices; the default rules follow
+// them.
+func (c *converter) deviceRules(r *specs.LinuxResources, out *configs.Resources) error {
+	for i, d := range r.Devices {
+		field := index(res+"devices", i)
+		rule := configs.DeviceRule{Allow: d.Allow, Major: configs.Wildcard, Minor: configs.Wildcard, Access: d.Access}
+		switch d.Type {
+		case "", "a":
+			rule.Type = 'a'
+		case "c", "b":
+			rule.Type = rune(d.Type[0])
+		default:
+			return fieldErrorf(field+".type", `unknown %q, want "a", "b" or "c"`, d.Type)
+		}
+		for _, n := range []struct {
+			name string
+			src  *int64
+			dst  *int64
+		}{{"major", d.Major, &rule.Major}, {"minor", d.Minor, &rule.Minor}} {
+			if n.src == nil {
+				continue
+			}
+			if *n.src < 0 && *n.src != configs.Wildcard {
+				return fieldErrorf(field+"."+n.name, "%d is negative", *n.src)
+			}
+			*n.dst = *n.src
+		}
+		if rule.Access == "" {
+			rule.Access = "rwm"
+		}
+		if !validAccess(rule.Access) {
+			return fieldErrorf(field+".access", "%q: want some of the letters r, w and m, each once", d.Access)
+		}
+		out.Devices = append(out.Devices, rule)
+	}
+	return nil
+}
+
+func validAccess(a string) bool {
+	if a == "" || len(a) > 3 {
+		return false
+	}
+	seen := map[rune]bool{}
+	for _, ch := range a {
+		if !strings.ContainsRune("rwm", ch) || seen[ch] {
+			return false
+		}
+		seen[ch] = true
+	}
+	return true
+}
+
+func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) error {
+	m := r.Memory
+	if m == nil {
+		return nil
+	}
+	for _, l := range []struct {
+		name string
+		src  *int64
+		dst  *int64
+	}{
+		{"limit", m.Limit, &out.Memory},
+		{"reservation", m.Reservation, &out.MemoryReservation},
+		{"swap", m.Swap, &out.MemorySwap},
+	} {
+		if l.src == nil {
+			continue
+		}
+		if *l.src < -1 {
+			return fieldErrorf(res+"memory."+l.name, "%d: want bytes, or -1 for no limit", *l.src)
+		}
+		*l.dst = *l.src
+	}
+	if out.MemorySwap > 0 && out.Memory > 0 && out.MemorySwap < out.Memory {
+		return fieldErrorf(res+"memory.swap", "%d is below memory.limit %d (swap counts memory plus swap)", out.MemorySwap, out.Memory)
+	}
+	if out.MemorySwap > 0 && out.Memory <= 0 {
+		return fieldErrorf(res+"memory.swap", "%d needs a memory.limit", out.MemorySwap)
+	}
+	if m.Swappiness != nil {
+		if *m.Swappiness > 100 {
+			return fieldErrorf(res+"memory.swappiness", "%d: want 0 to 100", *m.Swappiness)
+		}
+		v := *m.Swappiness
+		out.MemorySwappiness = &v
+	}
+	if m.DisableOOMKiller != nil {
+		out.OomKillDisable = *m.DisableOOMKiller
+	}
+	if m.CheckBeforeUpdate != nil {
+		out.MemoryCheckBeforeUpdate = *m.CheckBeforeUpdate
+	}
+	if m.Kernel != nil {
+		c.warn(res+"memory.kernel", "ignored: the kernel no longer limits kernel memory separately")
+	}
+	if m.KernelTCP != nil {
+		c.warn(res+"memory.kernelTCP", "ignored: the kernel no longer limits kernel TCP memory separately")
+	}
+	if m.UseHierarchy != nil && !*m.UseHierarchy {
+		c.warn(res+"memory.useHierarchy", "ignored: memory accounting is always hierarchical")
+	}
+	return nil
+}
+
+// cpuList matches a cpuset list such as "0-3,5,7-8".
+var cpuList = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+
+func cpu(r *specs.LinuxResources, out *configs.Resources) error {
+	u := r.CPU
+	if u == nil {
+		return nil
+	}
+	if u.Shares != nil {
+		out.CPUShares = *u.Shares
+	}
+	if u.Quota != nil {
+		if *u.Quota < -1 || (*u.Quota > 0 && *u.Quota < 1000) {
+			return fieldErrorf(res+"cpu.quota", "%d: want at least 1000 (µs), or -1 for no limit", *u.Quota)
+		}
+		out.CPUQuota = *u.Quota
+	}
+	if u.Period != nil {
+		if *u.Period != 0 && (*u.Period < 1000 || *u.Period > 1000000) {
+			return fieldErrorf(res+"cpu.period", "%d: want 1000 to 1000000 (µs)", *u.Period)
+		}
+		out.CPUPeriod = *u.Period
+	}
+	if u.Burst != nil {
+		v := *u.Burst
+		out.CPUBurst = &v
+	}
+	if u.RealtimeRuntime != nil {
+		out.CPURtRuntime = *u.RealtimeRuntime
+	}
+	if u.RealtimePeriod != nil {
+		out.CPURtPeriod = *u.RealtimePeriod
+	}
+	if u.Idle != nil {
+		if *u.Idle != 0 && *u.Idle != 1 {
+			return fieldErrorf(res+"cpu.idle", "%d: want 0 or 1", *u.Idle)
+		}
+		v := *u.Idle
+		out.CPUIdle = &v
+	}
+	for _, s := range []struct {
+		name, val string
+		dst       *string
+	}{{"cpus", u.Cpus, &out.CpusetCpus}, {"mems", u.Mems, &out.CpusetMems}} {
+		if s.val == "" {
+			continue
+		}
+		if !cpuList.MatchString(s.val) {
+			return fieldErrorf(res+"cpu."+s.name, "%q: want a list such as 0-3,5", s.val)
+		}
+		*s.dst = s.val
+	}
+	return nil
+}
+
+func pids(r *specs.LinuxResources, out *configs.Resources) error {
+	if r.Pids == nil || r.Pids.Limit == nil {
+		return nil
+	}
+	v := *r.Pids.Limit
+	out.PidsLimit = &v
+	return nil
+}
+
+func blockIO(r *specs.LinuxResources, out *configs.Resources) error {
+	b := r.BlockIO
+	if b == nil {
+		return nil
+	}
+	// weight sets *dst to *w (when given) after checking it.
+	weight := func(field string, w *uint16, dst *uint16) error {
+		if w == nil {
+			return nil
+		}
+		if *w != 0 && (*w < 10 || *w > 1000) {
+			return fieldErrorf(field, "%d: want 10 to 1000", *w)
+		}
+		*dst = *w
+		return nil
+	}
+	if err := weight(res+"blockIO.weight", b.Weight, &out.BlkioWeight); err != nil {
+		return err
+	}
+	if err := weight(res+"blockIO.leafWeight", b.LeafWeight, &out.BlkioLeafWeight); err != nil {
+		return err
+	}
+	if b.WeightDevice != nil {
+		out.BlkioWeightDevice = nil
+	}
+	for i, d := range b.WeightDevice {
+		field := index(res+"blockIO.weightDevice", i)
+		wd := configs.WeightDevice{Major: d.Major, Minor: d.Minor}
+		if err := weight(field+".weight", d.Weight, &wd.Weight); err != nil {
+			return err
+		}
+		if err := weight(field+".leafWeight", d.LeafWeight, &wd.LeafWeight); err != nil {
+			return err
+		}
+		out.BlkioWeightDevice = append(out.BlkioWeightDevice, wd)
+	}
+	for _, l := range []struct {
+		name string
+		src  []specs.LinuxThrottleDevice
+		dst  *[]configs.ThrottleDevice
+	}{
+		{"throttleReadBpsDevice", b.ThrottleReadBpsDevice, &out.BlkioThrottleReadBpsDevice},
+		{"throttleWriteBpsDevice", b.ThrottleWriteBpsDevice, &out.BlkioThrottleWriteBpsDevice},
+		{"throttleReadIOPSDevice", b.ThrottleReadIOPSDevice, &out.BlkioThrottleReadIOPSDevice},
+		{"throttleWriteIOPSDevice", b.ThrottleWriteIOPSDevice, &out.BlkioThrottleWriteIOPSDevice},
+	} {
+		if l.src != nil {
+			*l.dst = nil
+		}
+		for i, d := range l.src {
+			if d.Major < 0 || d.Minor < 0 {
+				return fieldErrorf(index(res+"blockIO."+l.name, i), "device %d:%d: numbers must not be negative", d.Major, d.Minor)
+			}
+			*l.dst = append(*l.dst, configs.ThrottleDevice{Major: d.Major, Minor: d.Minor, Rate: d.Rate})
+		}
+	}
+	return nil
+}
+
+// pageSize matches a hugepage size as config.json and the kernel name it.
+var pageSize = regexp.MustCompile(`^[1-9][0-9]*[KMG]B$`)
+
+func hugepages(r *specs.LinuxResources, out *configs.Resources) error {
+	if r.HugepageLimits != nil {
+		out.HugetlbLimit = nil
+	}
+	for i, h := range r.HugepageLimits {
+		if !pageSize.MatchString(h.Pagesize) {
+			return fieldErrorf(index(res+"hugepageLimits", i)+".pageSize", "%q: want a size such as 2MB or 1GB", h.Pagesize)
+		}
+		out.HugetlbLimit = append(out.HugetlbLimit, configs.HugepageLimit{Pagesize: h.Pagesize, Limit: h.Limit})
+	}
+	return nil
+}
+
+func network(r *specs.LinuxResources, out *configs.Resources) error {
+	n := r.Network
+	if n == nil {
+		return nil
+	}
+	if n.ClassID != nil {
+		out.NetClsClassid = *n.ClassID
+	}
+	if n.Priorities != nil {
+		out.NetPrioIfpriomap = nil
+	}
+	for i, p := range n.Priorities {
+		if p.Name == "" {
+			return fieldErrorf(index(res+"network.priorities", i)+".name", "must not be empty")
+		}
+		out.NetPrioIfpriomap = append(out.NetPrioIfpriomap, configs.IfPriority{Interface: p.Name, Priority: p.Priority})
+	}
+	return nil
+}
+
+func rdma(r *specs.LinuxResources, out *configs.Resources) error {
+	if len(r.Rdma) == 0 {
+		return nil
+	}
+	out.Rdma = map[string]configs.RdmaLimit{}
+	for dev, l := range r.Rdma {
+		if dev == "" || strings.ContainsAny(dev, " \n") {
+			return fieldErrorf(res+"rdma", "device name %q", dev)
+		}
+		out.Rdma[dev] = configs.RdmaLimit{HcaHandles: l.HcaHandles, HcaObjects: l.HcaObjects}
+	}
+	return nil
+}
+
+func unified(r *specs.LinuxResources, out *configs.Resources) error {
+	for _, k := range slices.Sorted(maps.Keys(r.Unified)) {
+		ctrl, setting, ok := strings.Cut(k, ".")
+		if !ok || ctrl == "" || setting == "" || strings.ContainsAny(k, "/\x00") {
+			return fieldErrorf(fmt.Sprintf("%sunified[%q]", res, k), "not a cgroup v2 file name (controller.setting)")
+		}
+	}
+	if len(r.Unified) > 0 {
+		merged := maps.Clone(out.Unified)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, r.Unified)
+		out.Unified = merged
+	}
+	return nil
+}

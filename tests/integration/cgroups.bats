@@ -1,0 +1,416 @@
+#!/usr/bin/env bats
+# Cgroups that really limit: memory (OOM), pids, cpu, devices, hugetlb;
+# pause/resume, update, events, ps, kill --all; placement and clean-up.
+
+load helpers
+
+setup() {
+	setup_husk
+	[ -d /sys/fs/cgroup ] || skip "no /sys/fs/cgroup"
+	# runc's spec has these; husk spec does not (yet): a cgroup namespace
+	# and the cgroup mount, so the container sees its own cgroups at /.
+	set_ns cgroup
+	update_config '.mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+		"options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}]'
+	update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"}]'
+}
+
+# cgv2: the host's cgroups are the pure unified hierarchy.
+cgv2() {
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]
+}
+
+# host_cgroup_dir ID CONTROLLER prints the container's directory of a v1
+# controller (or the unified one for "") from its recorded state.
+host_cgroup_dir() {
+	jq -r --arg c "$2" '.cgroup_paths[$c] // empty' "$HUSK_ROOT/$1/state.json"
+}
+
+# wait_for_file FILE PATTERN [SECONDS]: FILE gets a line matching PATTERN.
+wait_for_file() {
+	local f="$1" pat="$2" secs="${3:-10}" i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -qE -- "$pat" "$f" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no line matching '$pat' in $f after ${secs}s: $(cat "$f" 2>/dev/null)"
+}
+
+# go_file: the host creates /tmp/go in the (read-only) rootfs; container
+# scripts wait for it.
+go_file() {
+	touch "$BUNDLE/rootfs/tmp/go"
+}
+
+@test "cgroups: a 32 MiB memory limit OOM-kills a 64 MiB toucher and events reports the oom" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+	set_args sh -c 'while [ ! -e /tmp/go ]; do sleep 0.05; done
+		head -c 64m /dev/zero | tail >/dev/null; echo "toucher status $?"; sleep 100'
+	run_bg "$id"
+	husk events --interval 1s "$id" >"$TEST_DIR/events" 2>"$TEST_DIR/events.err" </dev/null 3>&- &
+	track_bg $!
+	wait_for_file "$TEST_DIR/events" '"type":"stats"'
+	go_file
+	wait_for_file "$TEST_DIR/$id.out" 'toucher status'
+	grep -qx 'toucher status 137' "$TEST_DIR/$id.out" || fail "toucher not killed: $(cat "$TEST_DIR/$id.out")"
+	wait_for_file "$TEST_DIR/events" '"type":"oom"'
+	jq -e --arg id "$id" 'select(.type == "oom") | .id == $id' "$TEST_DIR/events" >/dev/null ||
+		fail "oom event: $(cat "$TEST_DIR/events")"
+	# The container itself lives on: only the toucher was killed.
+	[ "$(container_status "$id")" = running ]
+}
+
+@test "cgroups: a pids limit of 20 stops a fork loop at 20" {
+	local id n dir
+	id="$(new_id)"
+	update_config '.linux.resources.pids = {"limit": 20}'
+	# busybox sh exits when a fork fails: the loop runs in a subshell, so
+	# at the failure there are 20 processes (init, the loop, 18 sleeps) and
+	# 19 once the loop has gone.
+	set_args sh -c '(while :; do sleep 100 & done) 2>"/dev/null"; echo forked; exec sleep 1000'
+	run_bg "$id"
+	wait_for_file "$TEST_DIR/$id.out" forked
+	run -0 husk ps --format json "$id"
+	n="$(jq length <<<"$output")"
+	[ "$n" -eq 19 ] || fail "$n processes after the loop, want 19: $output"
+	run -0 husk events --stats "$id"
+	[ "$(jq .data.pids.limit <<<"$output")" -eq 20 ] || fail "pids stats: $output"
+	dir="$(host_cgroup_dir "$id" pids)"
+	[ -n "$dir" ] || dir="$(host_cgroup_dir "$id" "")"
+	grep -qE '^max [1-9]' "$dir/pids.events" || fail "pids.events: $(cat "$dir/pids.events")"
+}
+
+@test "cgroups: a cpu quota shows in the container's own cgroup files, at / of its cgroup namespace" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources.cpu = {"quota": 50000, "period": 100000, "shares": 512}'
+	set_args sh -c 'if [ -e /sys/fs/cgroup/cpu.max ]; then cat /sys/fs/cgroup/cpu.max
+		else echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; fi
+		grep -v ":/$" /proc/self/cgroup || echo all-at-root'
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = "50000 100000" ] || fail "cpu files: $output"
+	[ "${lines[1]}" = all-at-root ] || fail "/proc/self/cgroup inside: $output"
+}
+
+# mknod_probe: a script making a block and a char node and opening them,
+# after checking the default devices.
+mknod_probe() {
+	set_args sh -c 'echo x >/dev/null && echo null-ok
+		[ "$(head -c 4 /dev/zero | wc -c)" = 4 ] && echo zero-ok
+		[ "$(head -c 4 /dev/urandom | wc -c)" = 4 ] && echo urandom-ok
+		mknod /dev/blk b '"$1"' && echo mknod-ok
+		(exec 3</dev/blk) 2>/dev/null && echo blk-open || echo blk-denied
+		mknod /dev/kmsg2 c 1 11 && ((exec 3</dev/kmsg2) 2>/dev/null && echo char-open || echo char-denied)'
+	update_config '.process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"]
+		| .process.capabilities.permitted += ["CAP_MKNOD"]'
+}
+
+# a_block_device prints MAJ MIN of a host block device the host itself
+# may open (some sandboxes deny their disks even to root).
+a_block_device() {
+	local d
+	for d in /dev/loop0 /dev/zram0 /dev/ram0 /dev/*; do
+		[ -b "$d" ] || continue
+		(exec 3<"$d") 2>/dev/null || continue
+		printf '%d %d\n' "0x$(stat -c %t "$d")" "0x$(stat -c %T "$d")"
+		return 0
+	done
+}
+
+@test "cgroups: default device rules deny a mknod'ed block device; /dev/null, /dev/zero, /dev/urandom work" {
+	local id dev
+	id="$(new_id)"
+	dev="$(a_block_device)"
+	[ -n "$dev" ] || skip "no block device on this host"
+	mknod_probe "$dev"
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "$(printf '%s\n' null-ok zero-ok urandom-ok mknod-ok blk-denied char-denied)" ] ||
+		fail "output: $output"
+}
+
+@test "cgroups: an explicit allow rule in linux.resources.devices makes a listed device usable" {
+	local id dev major minor
+	id="$(new_id)"
+	dev="$(a_block_device)"
+	[ -n "$dev" ] || skip "no block device on this host"
+	read -r major minor <<<"$dev"
+	mknod_probe "$dev"
+	update_config --argjson ma "$major" --argjson mi "$minor" \
+		'.linux.devices += [{"path": "/dev/listed", "type": "b", "major": $ma, "minor": $mi, "fileMode": 384}]
+		| .linux.resources.devices += [{"allow": true, "type": "b", "major": $ma, "minor": $mi, "access": "r"}]'
+	set_args sh -c '(exec 3</dev/listed) && echo listed-open; mknod /dev/blk b '"$dev"' && (exec 3</dev/blk) && echo blk-open
+		(exec 3<>/dev/listed) 2>/dev/null && echo listed-rw || echo listed-rw-denied'
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "$(printf '%s\n' listed-open blk-open listed-rw-denied)" ] || fail "output: $output"
+}
+
+@test "cgroups: update changes memory and pids limits of a running container, visible inside" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources.memory = {"limit": 33554432} | .linux.resources.pids = {"limit": 20}'
+	set_args sh -c 'show() { if [ -e /sys/fs/cgroup/memory.max ]; then
+			echo "$1 $(cat /sys/fs/cgroup/memory.max) $(cat /sys/fs/cgroup/pids.max)"
+		else echo "$1 $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) $(cat /sys/fs/cgroup/pids/pids.max)"; fi; }
+		show before; while [ ! -e /tmp/go ]; do sleep 0.05; done; show after; sleep 100'
+	run_bg "$id"
+	wait_for_file "$TEST_DIR/$id.out" '^before'
+	grep -qx "before 33554432 20" "$TEST_DIR/$id.out" || fail "before: $(cat "$TEST_DIR/$id.out")"
+	run -0 husk update --memory 64m --pids-limit 30 "$id"
+	go_file
+	wait_for_file "$TEST_DIR/$id.out" '^after'
+	grep -qx "after 67108864 30" "$TEST_DIR/$id.out" || fail "after: $(cat "$TEST_DIR/$id.out")"
+	# Recorded too: a second update changes only what it names.
+	run -0 husk update --pids-limit 40 "$id"
+	run -0 husk events --stats "$id"
+	[ "$(jq .data.memory.usage.limit <<<"$output")" = 67108864 ] || fail "stats: $output"
+	[ "$(jq .data.pids.limit <<<"$output")" = 40 ] || fail "stats: $output"
+}
+
+@test "cgroups: update --resources takes linux.resources JSON from stdin; bad values name the field" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	run -0 husk update --resources - "$id" <<<'{"pids": {"limit": 11}, "memory": {"limit": 50331648}}'
+	run -0 husk events --stats "$id"
+	[ "$(jq .data.pids.limit <<<"$output")" = 11 ] || fail "stats: $output"
+	[ "$(jq .data.memory.usage.limit <<<"$output")" = 50331648 ] || fail "stats: $output"
+	run ! --separate-stderr husk update --cpu-quota 10 "$id"
+	assert_contains "$stderr" "linux.resources.cpu.quota" 10
+	run ! --separate-stderr husk update --memory lots "$id"
+	assert_contains "$stderr" "--memory" lots
+}
+
+@test "cgroups: pause freezes the container, resume thaws it" {
+	local id n1 n2
+	id="$(new_id)"
+	set_args sh -c 'while :; do echo tick; sleep 0.02; done'
+	run_bg "$id"
+	wait_for_file "$TEST_DIR/$id.out" tick
+	run -0 husk pause "$id"
+	[ "$(container_status "$id")" = paused ]
+	run ! husk pause "$id"
+	n1="$(wc -l <"$TEST_DIR/$id.out")"
+	sleep 0.5
+	n2="$(wc -l <"$TEST_DIR/$id.out")"
+	[ "$n1" -eq "$n2" ] || fail "made progress while paused: $n1 -> $n2 lines"
+	run -0 husk resume "$id"
+	[ "$(container_status "$id")" = running ]
+	run ! husk resume "$id"
+	sleep 0.3
+	n2="$(wc -l <"$TEST_DIR/$id.out")"
+	[ "$n2" -gt "$n1" ] || fail "no progress after resume: $n1 -> $n2 lines"
+}
+
+@test "cgroups: a paused container can be killed and deleted" {
+	local id pid
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	pid="$(container_pid "$id")"
+	run -0 husk pause "$id"
+	run -0 husk delete --force "$id"
+	assert_pid_gone "$pid"
+	assert_no_container "$id"
+}
+
+@test "cgroups: events --stats prints runc's JSON with memory usage > 0" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources.memory = {"limit": 67108864}'
+	set_args sleep 100
+	run_bg "$id"
+	run -0 husk events --stats "$id"
+	jq -e --arg id "$id" '.type == "stats" and .id == $id' <<<"$output" >/dev/null || fail "event: $output"
+	jq -e '.data.memory.usage.usage > 0 and .data.memory.usage.limit == 67108864' <<<"$output" >/dev/null ||
+		fail "memory: $output"
+	jq -e '(.data.cpu | has("usage")) and (.data.pids.current >= 1) and (.data | has("blkio") and has("hugetlb"))' \
+		<<<"$output" >/dev/null || fail "shape: $output"
+}
+
+@test "cgroups: events streams stats every interval and ends when the container stops" {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'sleep 1; exit 0'
+	run_bg "$id"
+	run -0 husk events --interval 200ms "$id"
+	[ "$(jq -s 'map(select(.type == "stats")) | length' <<<"$output")" -ge 2 ] || fail "events: $output"
+}
+
+@test "cgroups: ps lists the container's processes, as json and as a ps table" {
+	local id pid
+	id="$(new_id)"
+	set_args sh -c 'sleep 100 & sleep 101 & wait'
+	run_bg "$id"
+	pid="$(container_pid "$id")"
+	for _ in $(seq 50); do
+		run -0 husk ps --format json "$id"
+		[ "$(jq length <<<"$output")" -eq 3 ] && break
+		sleep 0.05
+	done
+	[ "$(jq length <<<"$output")" -eq 3 ] || fail "ps json: $output"
+	jq -e --argjson p "$pid" 'index($p) != null' <<<"$output" >/dev/null || fail "init $pid not in $output"
+	run -0 husk ps "$id"
+	[[ "${lines[0]}" == *PID* ]] || fail "no header: $output"
+	[ "${#lines[@]}" -eq 4 ] || fail "ps table: $output"
+	assert_contains "$output" "sleep 100" "sleep 101"
+	# Arguments after the id go to ps.
+	run -0 husk ps "$id" -o pid,args
+	[ "${lines[0]}" = "    PID COMMAND" ] || [[ "${lines[0]}" == *PID*COMMAND* ]] || fail "ps -o: $output"
+}
+
+@test "cgroups: kill --all signals every process, also ones left after init died" {
+	local id
+	id="$(new_id)"
+	# No pid namespace: init's death does not take the others with it.
+	del_ns pid
+	set_args sh -c 'sleep 100 & sleep 101 & exec sleep 102'
+	run_bg "$id"
+	for _ in $(seq 50); do
+		run -0 husk ps --format json "$id"
+		[ "$(jq length <<<"$output")" -eq 3 ] && break
+		sleep 0.05
+	done
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run -0 husk ps --format json "$id"
+	[ "$(jq length <<<"$output")" -eq 2 ] || fail "left after init died: $output"
+	run -0 husk kill --all "$id" KILL
+	for _ in $(seq 50); do
+		run -0 husk ps --format json "$id"
+		[ "$output" = "[]" ] && break
+		sleep 0.05
+	done
+	[ "$output" = "[]" ] || fail "after kill --all: $output"
+	run -0 husk delete "$id"
+}
+
+@test "cgroups: delete kills what is left in the cgroups and removes them" {
+	local id dir pids
+	id="$(new_id)"
+	del_ns pid
+	set_args sh -c 'sleep 100 & exec sleep 102'
+	run_bg "$id"
+	dir="$(host_cgroup_dir "$id" pids)"
+	[ -d "$dir" ] || dir="$(host_cgroup_dir "$id" "")"
+	[ -d "$dir" ] || fail "no cgroup dir recorded: $(cat "$HUSK_ROOT/$id/state.json")"
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	pids="$(cat "$dir/cgroup.procs")"
+	[ -n "$pids" ] || fail "nothing left in $dir"
+	run -0 husk delete "$id"
+	[ ! -d "$dir" ] || fail "$dir left"
+	for p in $pids; do assert_pid_gone "$p"; done
+}
+
+@test "cgroups: linux.cgroupsPath absolute and relative, joined in every hierarchy" {
+	local id base own
+	id="$(new_id)"
+	base="husk-bats-$$-$RANDOM"
+	update_config --arg p "/$base/$id" '.linux.cgroupsPath = $p'
+	set_args sleep 100
+	run_bg "$id"
+	grep -q "/$base/$id\$" "/proc/$(container_pid "$id")/cgroup" || fail "$(cat "/proc/$(container_pid "$id")/cgroup")"
+	# Every line of /proc/PID/cgroup (every hierarchy) names it.
+	[ -z "$(grep -v "/$base/$id\$" "/proc/$(container_pid "$id")/cgroup")" ] || fail "not in every hierarchy"
+	run -0 husk delete --force "$id"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -path "*/$base/$id")" ] || fail "left"
+	find /sys/fs/cgroup -maxdepth 3 -depth -type d -name "$base" -exec rmdir {} \;
+
+	id="$(new_id)"
+	update_config --arg p "$base/$id" '.linux.cgroupsPath = $p'
+	run_bg "$id"
+	# Relative to husk's own cgroup, hierarchy by hierarchy.
+	while IFS=: read -r _ ctrl path; do
+		own="$(awk -F: -v c="$ctrl" '$2 == c { print $3 }' /proc/self/cgroup)"
+		if [ -z "$ctrl" ] && cgv2; then own="$(dirname "$own")"; fi
+		[ "$path" = "${own%/}/$base/$id" ] || fail "$ctrl: $path, want ${own%/}/$base/$id"
+	done <"/proc/$(container_pid "$id")/cgroup"
+	run -0 husk delete --force "$id"
+	find /sys/fs/cgroup -maxdepth 8 -depth -type d -name "$base" -exec rmdir {} \; 2>/dev/null || true
+}
+
+@test "cgroups: a systemd slice:prefix:name path gets a clear error, with and without --systemd-cgroup" {
+	local id
+	id="$(new_id)"
+	update_config --arg p "system.slice:husk:$id" '.linux.cgroupsPath = $p'
+	run ! --separate-stderr husk --systemd-cgroup create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "--systemd-cgroup" "systemd"
+	assert_no_container "$id"
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "linux.cgroupsPath" "system.slice:husk:$id" "systemd"
+	assert_no_container "$id"
+}
+
+@test "cgroups: a limit the host cannot honour is refused, naming the field and the value" {
+	local id
+	id="$(new_id)"
+	[ ! -d /sys/fs/cgroup/net_cls ] && ! cgv2 || skip "this host has net_cls, or is v2"
+	update_config '.linux.resources.network = {"classID": 1048577}'
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "linux.resources.network.classID" 1048577 net_cls
+	assert_no_container "$id"
+
+	update_config 'del(.linux.resources.network) | .linux.resources.unified = {"memory.max": "1G"}'
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" 'linux.resources.unified["memory.max"]'
+	assert_no_container "$id"
+
+	update_config 'del(.linux.resources.unified) | .linux.resources.cpu = {"cpus": "63"}'
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "linux.resources.cpu.cpus" 63
+	assert_no_container "$id"
+}
+
+@test "cgroups: hugepage limits land where the hugetlb controller is (unified on a hybrid host)" {
+	local id dir file
+	id="$(new_id)"
+	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages"
+	update_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+	set_args sleep 100
+	run_bg "$id"
+	if [ -n "$(host_cgroup_dir "$id" hugetlb)" ]; then
+		file="$(host_cgroup_dir "$id" hugetlb)/hugetlb.2MB.limit_in_bytes"
+	else
+		file="$(host_cgroup_dir "$id" "")/hugetlb.2MB.max"
+	fi
+	[ "$(cat "$file")" = 4194304 ] || fail "$file: $(cat "$file")"
+	run -0 husk events --stats "$id"
+	jq -e '.data.hugetlb | has("2MB")' <<<"$output" >/dev/null || fail "stats: $output"
+}
+
+@test "cgroups: husk killed at any point of create leaves nothing delete --force cannot remove" {
+	local id i pid
+	set_args sleep 100
+	for i in $(seq 0 12); do
+		id="$(new_id)"
+		"$HUSK_BIN" --root "$HUSK_ROOT" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&- &
+		pid=$!
+		sleep "0.0$((i % 10))$((i * 7 % 10))"
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		husk delete --force "$id" || fail "delete --force $id after kill -9 at step $i"
+		[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$id")" ] || fail "cgroups of $id left (step $i)"
+	done
+}
+
+@test "cgroups: 200 create/start/kill/delete cycles leave no cgroup of husk's" {
+	local base i id
+	base="$(new_id)"
+	set_args sleep 100
+	for i in $(seq 200); do
+		id="$base-$i"
+		husk create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+			fail "create $i: $(cat "$TEST_DIR/err")"
+		husk start "$id" || fail "start $i"
+		husk kill "$id" KILL || fail "kill $i"
+		husk delete --force "$id" || fail "delete $i"
+	done
+	local left
+	left="$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$base-*")"
+	[ -z "$left" ] || fail "cgroups left: $left"
+	run -0 husk list -q
+	[ -z "$output" ] || fail "containers left: $output"
+}

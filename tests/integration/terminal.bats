@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# process.terminal: the pty is made inside the container and its master
+# sent to --console-socket (here tests/cmd/recvtty), or kept by husk run
+# in the foreground.
+
+load helpers
+
+# build_tool NAME prints the path of tests/cmd/NAME, built once per run.
+build_tool() {
+	local out="$HUSK_TEST_CACHE/bin/$1"
+	mkdir -p "$HUSK_TEST_CACHE/bin"
+	(
+		flock 9
+		cd "$REPO_ROOT" && go build -o "$out" "./tests/cmd/$1"
+	) 9>"$HUSK_TEST_CACHE/.build.lock" >&2 || return 1
+	echo "$out"
+}
+
+setup() {
+	setup_husk
+	update_config '.process.terminal = true'
+	SOCK="$TEST_DIR/console.sock"
+}
+
+# start_recvtty [recvtty flags]: a receiver on $SOCK printing to
+# TEST_DIR/tty.out, its stdin from TEST_DIR/tty.in (empty unless written).
+start_recvtty() {
+	local recvtty
+	recvtty="$(build_tool recvtty)" || fail "cannot build recvtty"
+	touch "$TEST_DIR/tty.in"
+	"$recvtty" "$@" "$SOCK" <"$TEST_DIR/tty.in" >"$TEST_DIR/tty.out" 2>"$TEST_DIR/tty.err" 3>&- &
+	RECVTTY_PID=$!
+	track_bg "$RECVTTY_PID"
+	for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
+	fail "recvtty did not listen on $SOCK: $(cat "$TEST_DIR/tty.err")"
+}
+
+# run_tty ID: create with --console-socket and start; wait for the
+# container's terminal to close; TTY_OUT is what it printed, \r dropped.
+run_tty() {
+	create_bg "$1" --console-socket "$SOCK" || return 1
+	husk start "$1" 3>&- || return 1
+	local i
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$RECVTTY_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	! kill -0 "$RECVTTY_PID" 2>/dev/null || fail "recvtty still runs: the terminal was not closed"
+	TTY_OUT="$(tr -d '\r' <"$TEST_DIR/tty.out")"
+}
+
+@test "terminal: a container prints through the pty to the console socket" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_args echo "hello through the pty"
+	run_tty "$id"
+	[ "$TTY_OUT" = "hello through the pty" ] || fail "recvtty got: $TTY_OUT"
+	# Nothing went to create's own stdio.
+	[ ! -s "$TEST_DIR/$id.out" ] || fail "create's stdout: $(cat "$TEST_DIR/$id.out")"
+}
+
+@test "terminal: tty inside names the pty, and stdio and /dev/console are it" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_args sh -c 'tty; for fd in 0 1 2; do readlink /proc/self/fd/$fd; done;
+		[ "$(stat -c %t:%T /dev/console)" = "$(stat -c %t:%T "$(tty)")" ] && echo console-is-pty'
+	run_tty "$id"
+	local lines
+	mapfile -t lines <<<"$TTY_OUT"
+	[[ "${lines[0]}" =~ ^/dev/pts/[0-9]+$ ]] || fail "tty printed: ${lines[0]}"
+	[ "${lines[1]}" = "${lines[0]}" ] && [ "${lines[2]}" = "${lines[0]}" ] && [ "${lines[3]}" = "${lines[0]}" ] ||
+		fail "stdio: $TTY_OUT"
+	[ "${lines[4]}" = console-is-pty ] || fail "/dev/console: $TTY_OUT"
+}
+
+@test "terminal: the process leads a session with the pty as controlling terminal" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	# Fields 6 and 7 of /proc/PID/stat: session, tty_nr.
+	set_args sh -c 'set -- $(cut -d" " -f6,7 /proc/$$/stat); echo "sid=$1 pid=$$ tty=$2"; [ -r /dev/tty ] && echo has-dev-tty'
+	run_tty "$id"
+	assert_contains "$TTY_OUT" "sid=1 pid=1" "has-dev-tty"
+	[[ "$TTY_OUT" != *"tty=0"* ]] || fail "no controlling terminal: $TTY_OUT"
+}
+
+@test "terminal: consoleSize sets the pty's size" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	update_config '.process.consoleSize = {height: 41, width: 123}'
+	set_args stty size
+	run_tty "$id"
+	[ "$TTY_OUT" = "41 123" ] || fail "stty size: $TTY_OUT"
+}
+
+@test "terminal: input reaches the process through the pty" {
+	local id
+	id="$(new_id)"
+	printf 'typed-line\n' >"$TEST_DIR/tty.in"
+	start_recvtty
+	set_args sh -c 'read line; echo "got: $line"'
+	run_tty "$id"
+	assert_contains "$TTY_OUT" "got: typed-line"
+}
+
+@test "terminal: a non-root process owns its pty" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	update_config '.process.user = {uid: 1000, gid: 1000}'
+	set_args sh -c 'stat -c "%u %a" "$(tty)"; id -u'
+	run_tty "$id"
+	assert_contains "$TTY_OUT" "1000 620" "1000"
+}
+
+@test "terminal: husk run -d with --console-socket" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_args echo detached-tty
+	husk run -d --console-socket "$SOCK" --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/run.out" 2>&1 3>&- ||
+		fail "run -d: $(cat "$TEST_DIR/run.out")"
+	for _ in $(seq 200); do kill -0 "$RECVTTY_PID" 2>/dev/null || break; sleep 0.05; done
+	[ "$(tr -d '\r' <"$TEST_DIR/tty.out")" = detached-tty ] || fail "recvtty got: $(cat "$TEST_DIR/tty.out")"
+}
+
+@test "terminal: husk run in the foreground attaches to husk's own stdio" {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'tty; read line; echo "got: $line"; exit 5'
+	run -5 husk run --bundle "$BUNDLE" "$id" <<<"piped-in"
+	# The terminal echoes the input; husk's side is no terminal, so the
+	# output has no \r.
+	[[ "$output" =~ /dev/pts/[0-9]+ ]] || fail "output: $output"
+	assert_contains "$output" "got: piped-in"
+	[[ "$output" != *$'\r'* ]] || fail "output has \\r: $output"
+	assert_no_container "$id"
+}
+
+@test "terminal: husk run -t gives a terminal to a process without one" {
+	local id
+	id="$(new_id)"
+	update_config '.process.terminal = false'
+	set_args tty
+	run -0 husk run -t --bundle "$BUNDLE" "$id" </dev/null
+	[[ "$output" =~ ^/dev/pts/[0-9]+$ ]] || fail "output: $output"
+}
+
+@test "terminal: husk run in the foreground from a terminal (raw mode, size)" {
+	command -v script >/dev/null || skip "no script(1) to make a terminal"
+	local id
+	id="$(new_id)"
+	set_args sh -c 'stty size; echo from-a-tty'
+	# script gives husk a pty as its stdin and stdout.
+	run -0 script -qec "stty rows 30 cols 90; timeout --foreground -k 5 $HUSK_TIMEOUT $HUSK_BIN --root $HUSK_ROOT run --bundle $BUNDLE $id" /dev/null </dev/null
+	assert_contains "$output" "30 90" "from-a-tty"
+	assert_no_container "$id"
+}
+
+@test "terminal: create without --console-socket fails and leaves nothing" {
+	local id
+	id="$(new_id)"
+	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "process.terminal" "--console-socket"
+	assert_no_container "$id"
+}
+
+@test "terminal: --console-socket without a terminal fails and leaves nothing" {
+	local id
+	id="$(new_id)"
+	update_config '.process.terminal = false'
+	run ! husk create --console-socket "$SOCK" --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "--console-socket" "process.terminal is false"
+	assert_no_container "$id"
+}
+
+@test "terminal: a console socket nobody listens on fails create and leaves nothing" {
+	local id
+	id="$(new_id)"
+	run ! husk create --console-socket "$TEST_DIR/nobody.sock" --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "--console-socket" "nobody.sock"
+	assert_no_container "$id"
+}
+
+@test "terminal: a bad consoleSize gets an error naming the field" {
+	local id
+	id="$(new_id)"
+	update_config '.process.consoleSize = {height: 70000, width: 80}'
+	run ! husk create --console-socket "$SOCK" --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "config.json: process.consoleSize"
+	assert_no_container "$id"
+}
+
+@test "terminal: in a user namespace" {
+	requires_userns
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_ns user
+	update_config '.linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+	set_args sh -c 'tty; id -u'
+	run_tty "$id"
+	[[ "$TTY_OUT" =~ ^/dev/pts/[0-9]+$'\n'0$ ]] || fail "output: $TTY_OUT"
+}
