@@ -3,9 +3,12 @@ module github.com/husk-runtime/husk
 go 1.26.8
 
 require (
+	github.com/containerd/console v1.0.5
 	github.com/cyphar/filepath-securejoin v0.7.0
 	github.com/moby/sys/mountinfo v0.7.3
+	github.com/opencontainers/cgroups v0.1.0
 	github.com/opencontainers/runtime-spec v1.3.0
+	github.com/seccomp/libseccomp-golang v0.11.1
 	github.com/sirupsen/logrus v1.10.2
 	github.com/urfave/cli/v3 v3.14.0
 	github.com/vishvananda/netlink v1.3.1
@@ -13,11 +16,8 @@ require (
 )
 
 require (
-	github.com/containerd/console v1.0.5 // indirect
 	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
 	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
-	github.com/opencontainers/cgroups v0.1.0 // indirect
-	github.com/seccomp/libseccomp-golang v0.11.1 // indirect
 	github.com/vishvananda/netns v0.0.5 // indirect
 )
