@@ -375,3 +375,14 @@ assert_contains() {
 ns_link() {
 	readlink "/proc/$1/ns/$2"
 }
+
+# build_tool NAME prints the path of tests/cmd/NAME, built once per run.
+build_tool() {
+	local out="$HUSK_TEST_CACHE/bin/$1"
+	mkdir -p "$HUSK_TEST_CACHE/bin"
+	(
+		flock 9
+		cd "$REPO_ROOT" && go build -o "$out" "./tests/cmd/$1"
+	) 9>"$HUSK_TEST_CACHE/.build.lock" >&2 || return 1
+	echo "$out"
+}

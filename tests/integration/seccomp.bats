@@ -4,17 +4,6 @@
 
 load helpers
 
-# build_tool NAME prints the path of tests/cmd/NAME, built once per run.
-build_tool() {
-	local out="$HUSK_TEST_CACHE/bin/$1"
-	mkdir -p "$HUSK_TEST_CACHE/bin"
-	(
-		flock 9
-		cd "$REPO_ROOT" && go build -o "$out" "./tests/cmd/$1"
-	) 9>"$HUSK_TEST_CACHE/.build.lock" >&2 || return 1
-	echo "$out"
-}
-
 # set_seccomp JSON: the container's linux.seccomp.
 set_seccomp() {
 	update_config --argjson s "$1" '.linux.seccomp = $s'
