@@ -1,28 +1,17 @@
 package libcontainer
 
 import (
-	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/hooks"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 )
 
-// The hooks husk runs in the runtime's namespaces, from the parent. (init
-// runs createContainer and startContainer itself: see initside.go.)
-//
-// The create hooks need one more exchange on the init socket, between
-// CONFIG and READY, when init has mounted the rootfs and not yet pivoted:
-//
-//	init    CREATE_HOOKS       run prestart, then createRuntime, now
-//	parent  CREATE_HOOKS_DONE  they succeeded; init runs createContainer
-//
-// A failing hook makes the parent answer nothing: it kills init and
-// undoes the create.
-const (
-	syncCreateHooks     bootstrap.SyncType = 7
-	syncCreateHooksDone bootstrap.SyncType = 8
-)
+// The hooks husk runs in the runtime's namespaces, from the parent (init
+// runs createContainer and startContainer itself: see initside.go).
+// prestart and createRuntime run on init's CREATE_HOOKS request (the
+// protocol table in libcontainer/bootstrap); a failing hook makes the
+// parent answer nothing: it kills init and undoes the create.
 
 // hookState is the container's hook state.
 func (c *Container) hookState(status specs.ContainerState, pid int) specs.State {

@@ -62,14 +62,14 @@ func passedFile(env, what string) (*os.File, error) {
 // the runtime's mount tree, which init still sees).
 func createHooks(sock *os.File, cfg *configs.Config) error {
 	if len(cfg.Hooks[configs.Prestart])+len(cfg.Hooks[configs.CreateRuntime]) > 0 {
-		if err := bootstrap.Send(sock, syncCreateHooks, nil); err != nil {
+		if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
 			return err
 		}
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
 			return fmt.Errorf("wait for the createRuntime hooks: %w", err)
 		}
-		if t != syncCreateHooksDone {
+		if t != bootstrap.SyncCreateHooksDone {
 			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
 		}
 	}

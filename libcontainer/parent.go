@@ -201,11 +201,11 @@ func configureInit(sock *os.File, cfg *configs.Config, createHooks func() error)
 			return nil
 		case bootstrap.SyncError:
 			return errors.New(string(payload))
-		case syncCreateHooks:
+		case bootstrap.SyncCreateHooks:
 			if err := createHooks(); err != nil {
 				return err
 			}
-			if err := bootstrap.Send(sock, syncCreateHooksDone, nil); err != nil {
+			if err := bootstrap.Send(sock, bootstrap.SyncCreateHooksDone, nil); err != nil {
 				return initGone("init", err)
 			}
 		default:

@@ -27,6 +27,8 @@
 #define HUSK_SYNC_ERROR       4 /* either stage -> parent: error text; then exit  */
 #define HUSK_SYNC_CONFIG      5 /* parent -> Go init: configs.Config JSON          */
 #define HUSK_SYNC_READY       6 /* Go init -> parent: built, waiting on exec.fifo  */
+#define HUSK_SYNC_CREATE_HOOKS      7 /* Go init -> parent: rootfs mounted, run prestart + createRuntime */
+#define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> Go init: they passed; run createContainer, pivot   */
 
 /* Environment variables naming the fds passed to `husk init`. */
 #define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"

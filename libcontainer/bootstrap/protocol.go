@@ -11,7 +11,11 @@
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
 //	4     nsexec        PID(pid)            the forked process that runs Go init;
 //	                                        nsexec's first process exits
-//	5     parent        CONFIG(json)        Go init builds the container, then
+//	5     parent        CONFIG(json)        Go init builds the container
+//	5a    Go init       CREATE_HOOKS        only with prestart/createRuntime hooks:
+//	                                        rootfs mounted, not pivoted; parent
+//	                                        runs them (a failure: it kills init)
+//	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
 //	6     Go init       READY               waits on exec.fifo; parent records state
 //	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
@@ -60,6 +64,9 @@ const (
 	SyncError      SyncType = C.HUSK_SYNC_ERROR
 	SyncConfig     SyncType = C.HUSK_SYNC_CONFIG
 	SyncReady      SyncType = C.HUSK_SYNC_READY
+
+	SyncCreateHooks     SyncType = C.HUSK_SYNC_CREATE_HOOKS
+	SyncCreateHooksDone SyncType = C.HUSK_SYNC_CREATE_HOOKS_DONE
 )
 
 func (t SyncType) String() string {
@@ -76,6 +83,10 @@ func (t SyncType) String() string {
 		return "CONFIG"
 	case SyncReady:
 		return "READY"
+	case SyncCreateHooks:
+		return "CREATE_HOOKS"
+	case SyncCreateHooksDone:
+		return "CREATE_HOOKS_DONE"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }
