@@ -24,18 +24,3 @@ var resumeCommand = &cli.Command{
 		return withContainer(cmd, (*libcontainer.Container).Resume)
 	},
 }
-
-// withContainer loads the container named by the command's one argument
-// and runs do on it, holding its lock.
-func withContainer(cmd *cli.Command, do func(*libcontainer.Container) error) error {
-	id, err := exactlyID(cmd)
-	if err != nil {
-		return err
-	}
-	c, err := libcontainer.Load(cmd.Root().String("root"), id)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return do(c)
-}

@@ -12,15 +12,6 @@ var startCommand = &cli.Command{
 	Usage:     "run the process of a created container",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		id, err := exactlyID(cmd)
-		if err != nil {
-			return err
-		}
-		c, err := libcontainer.Load(cmd.Root().String("root"), id)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return c.Start()
+		return withContainer(cmd, (*libcontainer.Container).Start)
 	},
 }

@@ -14,20 +14,13 @@ var stateCommand = &cli.Command{
 	Usage:     "print a container's state as JSON",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		id, err := exactlyID(cmd)
-		if err != nil {
-			return err
-		}
-		c, err := libcontainer.Load(cmd.Root().String("root"), id)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		data, err := json.MarshalIndent(c.Summarize(), "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Println(string(data))
-		return nil
+		return withContainer(cmd, func(c *libcontainer.Container) error {
+			data, err := json.MarshalIndent(c.Summarize(), "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Println(string(data))
+			return nil
+		})
 	},
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
@@ -25,6 +26,21 @@ func exactlyID(cmd *cli.Command) (string, error) {
 		return "", fmt.Errorf("%s: takes exactly one argument, the container id (got %d)", cmd.Name, cmd.Args().Len())
 	}
 	return cmd.Args().First(), nil
+}
+
+// withContainer loads the container named by the command's one argument
+// and runs do on it, holding its lock.
+func withContainer(cmd *cli.Command, do func(*libcontainer.Container) error) error {
+	id, err := exactlyID(cmd)
+	if err != nil {
+		return err
+	}
+	c, err := libcontainer.Load(cmd.Root().String("root"), id)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return do(c)
 }
 
 // loadBundle reads BUNDLE/config.json and converts it; every error is
