@@ -46,8 +46,10 @@ go_file() {
 	local id
 	id="$(new_id)"
 	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+	# One process that doubles a string to 64 MiB: the OOM killer's only
+	# candidate (a head | tail pair sometimes stalled for over 10 s).
 	set_args sh -c 'while [ ! -e /tmp/go ]; do sleep 0.05; done
-		head -c 64m /dev/zero | tail >/dev/null; echo "toucher status $?"; sleep 100'
+		awk "BEGIN { s = \"x\"; while (length(s) < 67108864) s = s s }"; echo "toucher status $?"; sleep 100'
 	run_bg "$id"
 	husk events --interval 1s "$id" >"$TEST_DIR/events" 2>"$TEST_DIR/events.err" </dev/null 3>&- &
 	track_bg $!
