@@ -17,7 +17,7 @@ func bundleFlags() []cli.Flag {
 		&cli.StringFlag{Name: "console-socket", Usage: "unix socket that receives the pty master of a process with a terminal"},
 		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on a ramdisk)"},
 		&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring"},
-		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N extra fds (not supported yet)"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
 	}
 }
 
@@ -39,11 +39,12 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := notSupported(cmd, "preserve-fds"); err != nil {
-		return nil, nil, err
-	}
 	if cmd.Root().Bool("systemd-cgroup") {
 		return nil, nil, errNoSystemd
+	}
+	extra, extraEnv, err := passedFiles(cmd)
+	if err != nil {
+		return nil, nil, err
 	}
 	bundle, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:  cmd.Bool("no-pivot"),
@@ -56,19 +57,21 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if cmd.Bool("tty") {
 		cfg.Process.Terminal = true
 	}
+	cfg.Process.Env = append(cfg.Process.Env, extraEnv...)
 	tty, err := setupTerminal(cmd, cfg.Process, detach)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := libcontainer.Create(libcontainer.CreateOpts{
-		Root:    cmd.Root().String("root"),
-		ID:      id,
-		Bundle:  bundle,
-		Config:  cfg,
-		PidFile: cmd.String("pid-file"),
-		Stdin:   os.Stdin,
-		Stdout:  os.Stdout,
-		Stderr:  os.Stderr,
+		Root:       cmd.Root().String("root"),
+		ID:         id,
+		Bundle:     bundle,
+		Config:     cfg,
+		PidFile:    cmd.String("pid-file"),
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		ExtraFiles: extra,
 	})
 	if err != nil {
 		tty.close()

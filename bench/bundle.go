@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,3 +97,32 @@ const configJSON = `{
   }
 }
 `
+
+// sleepBundle writes a bundle at dir running `sleep` on the rootfs of the
+// bundle at from (same config otherwise), for containers to exec into.
+func sleepBundle(from, dir string) error {
+	data, err := os.ReadFile(filepath.Join(from, "config.json"))
+	if err != nil {
+		return err
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return fmt.Errorf("%s/config.json: %w", from, err)
+	}
+	proc, _ := spec["process"].(map[string]any)
+	root, _ := spec["root"].(map[string]any)
+	if proc == nil || root == nil {
+		return fmt.Errorf("%s/config.json: no process or root", from)
+	}
+	proc["args"] = []string{"sleep", "1000000"}
+	if p, _ := root["path"].(string); !filepath.IsAbs(p) {
+		root["path"] = filepath.Join(from, p)
+	}
+	if data, err = json.Marshal(spec); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644)
+}

@@ -1,6 +1,10 @@
-// Command bench times run-to-exit of `true` in a busybox bundle for husk,
-// runc and crun, interleaved in one run (husk, runc, crun, husk, ...), and
-// prints per-runtime median and p90 and husk's ratios to the others.
+// Command bench times, for husk, runc and crun, interleaved in one run
+// (husk, runc, crun, husk, ...):
+//   - run: run-to-exit of `true` in a busybox bundle;
+//   - exec: `exec ID true` into a running container of that bundle (its
+//     process a sleep), the path of every kubectl exec and liveness probe;
+//
+// and prints per-runtime median and p90 and husk's ratios to the others.
 //
 // crun refuses the hybrid cgroup layout (v1 controllers plus
 // /sys/fs/cgroup/unified), so the whole benchmark, all runtimes alike, runs
@@ -37,6 +41,7 @@ type options struct {
 	crun    string
 	busybox string
 	keep    bool
+	exec    bool
 }
 
 func main() {
@@ -49,6 +54,7 @@ func main() {
 	flag.StringVar(&o.crun, "crun", "crun", "crun binary (skipped when missing)")
 	flag.StringVar(&o.busybox, "busybox", "/bin/busybox", "static busybox for the bundle's rootfs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dirs (bundle, state roots)")
+	flag.BoolVar(&o.exec, "exec", true, "also time exec into a running container")
 	flag.Parse()
 
 	if os.Getenv(reexecEnv) == "" {
@@ -132,12 +138,64 @@ func run(o options) error {
 			if err != nil {
 				return err
 			}
-			r.times = append(r.times, d)
+			r.runs = append(r.runs, d)
 		}
 	}
-	report(os.Stdout, runtimes)
+	report(os.Stdout, "run-to-exit of true", runtimes, func(r *runtime) []time.Duration { return r.runs })
+	if o.exec {
+		if err := benchExec(o, runtimes, bundle, work); err != nil {
+			return err
+		}
+		report(os.Stdout, "exec ID true", runtimes, func(r *runtime) []time.Duration { return r.execs })
+	}
 	for _, r := range runtimes {
 		r.warnLeftovers()
+	}
+	return nil
+}
+
+// benchExec starts one sleeping container per runtime and times o.n execs
+// of `true` into each, interleaved, then removes the containers.
+func benchExec(o options, runtimes []*runtime, bundle, work string) error {
+	sleeper := filepath.Join(work, "bundle-sleep")
+	if err := sleepBundle(bundle, sleeper); err != nil {
+		return err
+	}
+	id := fmt.Sprintf("bench-exec-%d", os.Getpid())
+	for _, r := range runtimes {
+		if err := r.do("run", "-d", "--bundle", sleeper, id); err != nil {
+			return err
+		}
+		defer r.do("delete", "-f", id)
+	}
+	for i := 0; i < o.warmup+o.n; i++ {
+		for _, r := range runtimes {
+			start := time.Now()
+			if err := r.do("exec", id, "true"); err != nil {
+				return err
+			}
+			if i >= o.warmup {
+				r.execs = append(r.execs, time.Since(start))
+			}
+		}
+	}
+	return nil
+}
+
+// do runs `RUNTIME --root R ARGS...` with stdin and stdout on /dev/null
+// and stderr in a file: a detached container must not hold a pipe of ours.
+func (r *runtime) do(args ...string) error {
+	errf, err := os.CreateTemp("", "husk-bench-stderr-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(errf.Name())
+	defer errf.Close()
+	cmd := exec.Command(r.bin, append([]string{"--root", r.root}, args...)...)
+	cmd.Stderr = errf
+	if err := cmd.Run(); err != nil {
+		msg, _ := os.ReadFile(errf.Name())
+		return fmt.Errorf("%s %v: %w: %s", r.name, args, err, bytes.TrimSpace(msg))
 	}
 	return nil
 }
@@ -174,7 +232,8 @@ type runtime struct {
 	name  string
 	bin   string
 	root  string
-	times []time.Duration
+	runs  []time.Duration // run-to-exit
+	execs []time.Duration // exec ID true
 }
 
 func findRuntimes(o options, work string) []*runtime {

@@ -39,14 +39,15 @@ func median(ds []time.Duration) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
 
-func report(w io.Writer, rs []*runtime) {
-	fmt.Fprintln(w)
+// report prints one benchmark: times(r) of each runtime r.
+func report(w io.Writer, title string, rs []*runtime, times func(*runtime) []time.Duration) {
+	fmt.Fprintf(w, "\n%s\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "runtime\truns\tmin ms\tmedian ms\tp90 ms\tmax ms\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.name, len(r.times),
-			ms(quantile(r.times, 0)), ms(median(r.times)),
-			ms(quantile(r.times, 0.9)), ms(quantile(r.times, 1)))
+		ts := times(r)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.name, len(ts),
+			ms(quantile(ts, 0)), ms(median(ts)), ms(quantile(ts, 0.9)), ms(quantile(ts, 1)))
 	}
 	tw.Flush()
 
@@ -64,9 +65,9 @@ func report(w io.Writer, rs []*runtime) {
 		if r == husk {
 			continue
 		}
+		h, o := times(husk), times(r)
 		fmt.Fprintf(w, "husk/%s: median %.2f  p90 %.2f\n", r.name,
-			ratio(median(husk.times), median(r.times)),
-			ratio(quantile(husk.times, 0.9), quantile(r.times, 0.9)))
+			ratio(median(h), median(o)), ratio(quantile(h, 0.9), quantile(o, 0.9)))
 	}
 }
 

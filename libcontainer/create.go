@@ -24,6 +24,8 @@ type CreateOpts struct {
 	PidFile string // optional
 	// Stdio of the container process (passed through; nil means /dev/null).
 	Stdin, Stdout, Stderr *os.File
+	// ExtraFiles become the process's fds 3, 4, … (--preserve-fds).
+	ExtraFiles []*os.File
 }
 
 // Create builds the container up to the point where its init waits on
@@ -91,8 +93,15 @@ func (c *Container) create(o CreateOpts) error {
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
-	join := func(pid int) error { return joinCgroups(cg, o.Config, pid) }
-	pid, err := startInit(o.Config, fifo, [3]*os.File{o.Stdin, o.Stdout, o.Stderr}, join, c.runCreateHooks)
+	pid, err := startInit(&initRequest{
+		cfg:         o.Config,
+		msg:         bootstrapMessage(o.Config),
+		fifoPath:    fifo,
+		stdio:       [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		preserved:   o.ExtraFiles,
+		join:        func(pid int) error { return joinCgroups(cg, o.Config, pid) },
+		createHooks: c.runCreateHooks,
+	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid

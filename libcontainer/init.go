@@ -15,10 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Init is `husk init`, the container's first process once nsexec has put
-// it into its namespaces. It builds the container from the config the
-// parent sends, reports READY, waits on exec.fifo for `start`, and execs
-// the process. It returns only by exiting.
+// Init is `husk init`, the first process of a container, or a process
+// exec'd into one, once nsexec has put it into its namespaces. It sets up
+// what the parent's config asks, reports READY and execs the process (a
+// container's init first waits on exec.fifo for `start`). It returns only
+// by exiting.
 func Init() {
 	// Credentials and capabilities are per thread: build and exec from one.
 	runtime.LockOSThread()
@@ -31,8 +32,12 @@ func Init() {
 		logrus.SetOutput(logw)
 		logrus.SetFormatter(&logrus.JSONFormatter{})
 	}
-	err = initContainer(sock)
-	// initContainer only returns on failure, before READY.
+	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
+		err = initExec(sock)
+	} else {
+		err = initContainer(sock)
+	}
+	// Both only return on failure, before READY.
 	if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
 		fmt.Fprintln(os.Stderr, "husk init:", err)
 	}
@@ -49,44 +54,78 @@ func inheritedFile(env string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), env), nil
 }
 
-func initContainer(sock *os.File) error {
+// readConfig reads the CONFIG the parent sends first.
+func readConfig(sock *os.File) (*configs.Config, error) {
 	t, payload, err := bootstrap.Recv(sock)
 	if err != nil {
-		return fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w", err)
 	}
 	if t != bootstrap.SyncConfig {
-		return fmt.Errorf("expected CONFIG from the parent, got %s", t)
+		return nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
 	}
 	var cfg configs.Config
 	if err := json.Unmarshal(payload, &cfg); err != nil {
-		return fmt.Errorf("decode config: %w", err)
+		return nil, fmt.Errorf("decode config: %w", err)
 	}
-	p := cfg.Process
-	side, err := takeInitSide(&cfg)
+	return &cfg, nil
+}
+
+// initContainer builds the container, then runs its process on `start`.
+func initContainer(sock *os.File) error {
+	cfg, err := readConfig(sock)
+	if err != nil {
+		return err
+	}
+	side, err := takeInitSide(cfg)
 	if err != nil {
 		return err
 	}
 	// The createRuntime and createContainer hooks run before pivot_root.
-	if err := rootfs.SetupWith(&cfg, func() error { return createHooks(sock, &cfg) }); err != nil {
+	if err := rootfs.SetupWith(cfg, func() error { return createHooks(sock, cfg) }); err != nil {
 		return err
 	}
-	if err := setupConsole(&cfg, side); err != nil {
+	if err := setupConsole(cfg, side); err != nil {
 		return err
 	}
-	if err := setupSystem(&cfg); err != nil {
+	if err := setupSystem(cfg); err != nil {
 		return err
 	}
-	if err := rootfs.Finalize(&cfg); err != nil {
+	if err := rootfs.Finalize(cfg); err != nil {
 		return err
 	}
-	if err := setupProcess(&cfg); err != nil {
+	return execProcess(cfg, side, sock, func() error { return waitForStart(cfg) })
+}
+
+// initExec runs a process in a container that exists: nsexec joined its
+// namespaces and the parent its cgroups; only the process is left to set.
+func initExec(sock *os.File) error {
+	cfg, err := readConfig(sock)
+	if err != nil {
+		return err
+	}
+	side, err := takeInitSide(cfg)
+	if err != nil {
+		return err
+	}
+	if err := setupConsole(cfg, side); err != nil {
+		return err
+	}
+	return execProcess(cfg, side, sock, nil)
+}
+
+// execProcess gives init the process's limits, filter, credentials and
+// working directory, reports READY, waits for waitStart (if any) and
+// execs the process. It returns only errors from before READY.
+func execProcess(cfg *configs.Config, side *initSide, sock *os.File, waitStart func() error) error {
+	p := cfg.Process
+	if err := setupProcess(cfg); err != nil {
 		return err
 	}
 	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
 	// while init still has it; the filter then also applies to the rest
 	// of init (as in runc). With no_new_privs it is loaded last, below.
 	if cfg.Seccomp != nil && !p.NoNewPrivileges {
-		if err := loadSeccomp(&cfg, side); err != nil {
+		if err := loadSeccomp(cfg, side); err != nil {
 			return err
 		}
 	}
@@ -105,16 +144,18 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	sock.Close()
-	if err := waitForStart(&cfg); err != nil {
-		failAfterReady(err)
+	if waitStart != nil {
+		if err := waitStart(); err != nil {
+			failAfterReady(err)
+		}
 	}
 	if cfg.Seccomp != nil && p.NoNewPrivileges {
-		if err := loadSeccomp(&cfg, side); err != nil {
+		if err := loadSeccomp(cfg, side); err != nil {
 			failAfterReady(err)
 		}
 	}
 	err = unix.Exec(path, p.Args, env)
-	// Only reached when execve fails, after start: nobody waits for a
+	// Only reached when execve fails, after READY: nobody waits for a
 	// sync message any more.
 	logrus.Errorf("exec %q: %v", path, err)
 	fmt.Fprintf(os.Stderr, "husk init: exec %q: %v\n", path, err)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
@@ -16,18 +18,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startInit starts `husk init` for cfg and walks it through the protocol
-// of libcontainer/bootstrap up to READY. It returns the pid of the
-// container's init (also when it fails after init was forked, so the
-// caller can kill it). createHooks runs prestart and createRuntime when
-// init asks for them.
-func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File, join, createHooks func(pid int) error) (int, error) {
+// initRequest is what startInit needs to start one `husk init`.
+type initRequest struct {
+	cfg  *configs.Config    // the container's, or an exec's (see execConfig)
+	msg  *bootstrap.Message // namespaces and early settings for nsexec
+	exec bool               // a process exec'd into a running container
+	// fifoPath is the container's exec.fifo (create only): init blocks
+	// opening it until `start`.
+	fifoPath string
+	stdio    [3]*os.File
+	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
+	// LISTEN_FDS); init's own fds follow them.
+	preserved []*os.File
+	// join puts init into the container's cgroups (before nsexec runs).
+	join func(pid int) error
+	// createHooks runs prestart and createRuntime when init asks (create).
+	createHooks func(pid int) error
+}
+
+// startInit starts `husk init` for r and walks it through the protocol of
+// libcontainer/bootstrap up to READY. It returns the pid of the process
+// (also when it fails after it was forked, so the caller can kill it).
+func startInit(r *initRequest) (int, error) {
 	exe, release, err := selfExe()
 	if err != nil {
 		return 0, err
 	}
 	defer release()
-	extras, err := newInitExtras(cfg)
+	extras, err := newInitExtras(r.cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -44,27 +62,32 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File, join, cr
 		child.Close()
 		return 0, fmt.Errorf("log pipe: %w", err)
 	}
-	fifo, err := openFifoPath(fifoPath)
-	if err != nil {
-		child.Close()
-		logR.Close()
-		logW.Close()
-		return 0, err
+	own := []*os.File{child, logW}
+	if r.fifoPath != "" {
+		fifo, err := openFifoPath(r.fifoPath)
+		if err != nil {
+			child.Close()
+			logR.Close()
+			logW.Close()
+			return 0, err
+		}
+		own = append(own, fifo)
 	}
-	files := []*os.File{child, logW, fifo} // fds 3, 4, 5
+	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
+	first := 3 + len(r.preserved) // init's number for own[0]
 	cmd := &exec.Cmd{
 		Path:       exe,
 		Args:       []string{"husk", "init"},
-		Env:        append(initEnv(), extras.env(3+len(files))...),
-		Stdin:      stdio[0],
-		Stdout:     stdio[1],
-		Stderr:     stdio[2],
-		ExtraFiles: append(files, extras.files...),
+		Env:        append(r.initEnv(first), extras.env(first+len(own))...),
+		Stdin:      r.stdio[0],
+		Stdout:     r.stdio[1],
+		Stderr:     r.stdio[2],
+		ExtraFiles: files,
 	}
 	err = cmd.Start()
-	child.Close()
-	logW.Close()
-	fifo.Close()
+	for _, f := range own {
+		f.Close()
+	}
 	if err != nil {
 		logR.Close()
 		return 0, fmt.Errorf("start husk init: %w", err)
@@ -74,13 +97,12 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File, join, cr
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups.
-	if err := join(cmd.Process.Pid); err != nil {
+	if err := r.join(cmd.Process.Pid); err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return 0, err
 	}
-	msg := bootstrapMessage(cfg)
-	pid, err := runNsexec(sock, msg)
+	pid, err := runNsexec(sock, r.msg)
 	if err != nil {
 		// nsexec may be blocked waiting for an answer that will not come.
 		cmd.Process.Kill()
@@ -92,16 +114,24 @@ func startInit(cfg *configs.Config, fifoPath string, stdio [3]*os.File, join, cr
 	if err != nil {
 		return pid, err
 	}
-	return pid, configureInit(sock, cfg, func() error { return createHooks(pid) })
+	hooks := func() error { return r.createHooks(pid) }
+	return pid, configureInit(sock, r.cfg, hooks)
 }
 
-// initEnv is init's whole environment: the numbers of its fds.
-func initEnv() []string {
-	return []string{
-		bootstrap.EnvInitPipe + "=3",
-		bootstrap.EnvLogPipe + "=4",
-		bootstrap.EnvFifoFd + "=5",
+// initEnv is init's whole environment: what it is, and the numbers of its
+// fds, the first of which is first.
+func (r *initRequest) initEnv(first int) []string {
+	env := []string{
+		bootstrap.EnvInitPipe + "=" + strconv.Itoa(first),
+		bootstrap.EnvLogPipe + "=" + strconv.Itoa(first+1),
 	}
+	if r.fifoPath != "" {
+		env = append(env, bootstrap.EnvFifoFd+"="+strconv.Itoa(first+2))
+	}
+	if r.exec {
+		env = append(env, bootstrap.EnvInitType+"="+bootstrap.InitTypeExec)
+	}
+	return env
 }
 
 // bootstrapMessage is what nsexec needs from cfg: new namespaces as clone

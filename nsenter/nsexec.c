@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -353,6 +354,14 @@ static void unshare_others(const struct husk_bootstrap *b)
 		write_file("/proc/self/timens_offsets", b->timens_offsets, "TIMENS_OFFSETS");
 }
 
+/* An exec into a running container (bootstrap.h: HUSK_ENV_INITTYPE). */
+static int is_exec(void)
+{
+	const char *t = getenv(HUSK_ENV_INITTYPE);
+
+	return t && strcmp(t, HUSK_INITTYPE_EXEC) == 0;
+}
+
 void husk_nsexec(void)
 {
 	const char *env = getenv(HUSK_ENV_INITPIPE);
@@ -375,6 +384,8 @@ void husk_nsexec(void)
 		die("bootstrap message: %s", err);
 	free(msg);
 
+	if (is_exec() && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
 	if (b.oom_score_adj)
 		write_file("/proc/self/oom_score_adj", b.oom_score_adj, "OOM_SCORE_ADJ");
 	join_namespaces(&b);

@@ -35,4 +35,13 @@
 #define HUSK_ENV_LOGPIPE  "_HUSK_LOGPIPE"
 #define HUSK_ENV_FIFOFD   "_HUSK_FIFOFD"
 
+/*
+ * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC
+ * for a process exec'd into a running container (no fifo, no rootfs; nsexec
+ * makes it non-dumpable so the container's processes cannot ptrace it or
+ * open its /proc files while it still holds the runtime's fds).
+ */
+#define HUSK_ENV_INITTYPE  "_HUSK_INITTYPE"
+#define HUSK_INITTYPE_EXEC "exec"
+
 #endif

@@ -17,6 +17,8 @@
 //	                                        runs them (a failure: it kills init)
 //	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
 //	6     Go init       READY               waits on exec.fifo; parent records state
+//	                                        (exec: no hooks, no rootfs, no fifo;
+//	                                        init execs the process right after)
 //	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
 //
@@ -51,6 +53,11 @@ const (
 	EnvInitPipe = C.HUSK_ENV_INITPIPE
 	EnvLogPipe  = C.HUSK_ENV_LOGPIPE
 	EnvFifoFd   = C.HUSK_ENV_FIFOFD
+	EnvInitType = C.HUSK_ENV_INITTYPE
+
+	// InitTypeExec in EnvInitType: init stands in for a process exec'd
+	// into a running container.
+	InitTypeExec = C.HUSK_INITTYPE_EXEC
 )
 
 // SyncType is the type of a sync frame.

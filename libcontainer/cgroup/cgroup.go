@@ -129,6 +129,12 @@ func open(layout Layout, cg *cgroups.Cgroup, paths map[string]string) (*Manager,
 		}
 		if layout == Hybrid {
 			dir := m.v1.Path("")
+			if dir == "" && paths != nil {
+				// Saved by a husk that saw no unified hierarchy (it ran in
+				// a mount namespace without it): the container has none.
+				m.layout = V1
+				return m, nil
+			}
 			if dir == "" {
 				return nil, fmt.Errorf("cgroup path %q: no directory in the unified hierarchy", cg.Path)
 			}

@@ -376,6 +376,20 @@ ns_link() {
 	readlink "/proc/$1/ns/$2"
 }
 
+# start_recvtty [recvtty flags]: a console-socket receiver (tests/cmd/recvtty)
+# on $SOCK printing to TEST_DIR/tty.out, its stdin from TEST_DIR/tty.in
+# (empty unless written).
+start_recvtty() {
+	local recvtty
+	recvtty="$(build_tool recvtty)" || fail "cannot build recvtty"
+	touch "$TEST_DIR/tty.in"
+	"$recvtty" "$@" "$SOCK" <"$TEST_DIR/tty.in" >"$TEST_DIR/tty.out" 2>"$TEST_DIR/tty.err" 3>&- &
+	RECVTTY_PID=$!
+	track_bg "$RECVTTY_PID"
+	for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
+	fail "recvtty did not listen on $SOCK: $(cat "$TEST_DIR/tty.err")"
+}
+
 # build_tool NAME prints the path of tests/cmd/NAME, built once per run.
 build_tool() {
 	local out="$HUSK_TEST_CACHE/bin/$1"

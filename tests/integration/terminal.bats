@@ -11,19 +11,6 @@ setup() {
 	SOCK="$TEST_DIR/console.sock"
 }
 
-# start_recvtty [recvtty flags]: a receiver on $SOCK printing to
-# TEST_DIR/tty.out, its stdin from TEST_DIR/tty.in (empty unless written).
-start_recvtty() {
-	local recvtty
-	recvtty="$(build_tool recvtty)" || fail "cannot build recvtty"
-	touch "$TEST_DIR/tty.in"
-	"$recvtty" "$@" "$SOCK" <"$TEST_DIR/tty.in" >"$TEST_DIR/tty.out" 2>"$TEST_DIR/tty.err" 3>&- &
-	RECVTTY_PID=$!
-	track_bg "$RECVTTY_PID"
-	for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
-	fail "recvtty did not listen on $SOCK: $(cat "$TEST_DIR/tty.err")"
-}
-
 # run_tty ID: create with --console-socket and start; wait for the
 # container's terminal to close; TTY_OUT is what it printed, \r dropped.
 run_tty() {

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/caps"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v3"
+)
+
+var execCommand = &cli.Command{
+	Name:      "exec",
+	Usage:     "run a new process in a running container",
+	ArgsUsage: "<container-id> <command> [args...]",
+	// Flags end at the container id: the rest is the command line.
+	StopOnNthArg: intPtr(1),
+	Flags: []cli.Flag{
+		&cli.StringFlag{Name: "process", Aliases: []string{"p"}, Usage: "a runtime-spec process JSON file (then the flags below that shape the process are ignored)"},
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "return once the process runs"},
+		&cli.StringFlag{Name: "pid-file", Usage: "write the process's pid to this file"},
+		&cli.StringFlag{Name: "console-socket", Usage: "unix socket that receives the pty master (with --tty)"},
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the process a terminal"},
+		&cli.StringFlag{Name: "cwd", Usage: "working directory in the container"},
+		&cli.StringSliceFlag{Name: "env", Aliases: []string{"e"}, Usage: "add an environment variable NAME=VALUE (repeatable)"},
+		&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "UID[:GID] to run as"},
+		&cli.IntSliceFlag{Name: "additional-gids", Aliases: []string{"g"}, Usage: "additional group id (repeatable)"},
+		&cli.StringSliceFlag{Name: "cap", Aliases: []string{"c"}, Usage: "add a capability, e.g. CAP_NET_ADMIN (repeatable)"},
+		&cli.BoolFlag{Name: "no-new-privs", Usage: "set no_new_privs for the process"},
+		&cli.StringFlag{Name: "apparmor", Usage: "AppArmor profile for the process"},
+		&cli.StringFlag{Name: "process-label", Usage: "SELinux label for the process"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
+		&cli.BoolFlag{Name: "ignore-paused", Usage: "exec into a paused container (the process runs on resume)"},
+	},
+	Action: func(ctx context.Context, cmd *cli.Command) error {
+		id, err := containerID(cmd)
+		if err != nil {
+			return err
+		}
+		if err := refuseLSM(cmd); err != nil {
+			return err
+		}
+		extra, extraEnv, err := passedFiles(cmd)
+		if err != nil {
+			return err
+		}
+		c, err := libcontainer.Load(cmd.Root().String("root"), id)
+		if err != nil {
+			return err
+		}
+		// exec changes no state: unlocked, execs into one container run side
+		// by side, and an exec waiting on a paused container lets resume in.
+		c.Close()
+		p, err := execProcess(cmd, c.State.Config)
+		if err != nil {
+			return err
+		}
+		p.Env = append(p.Env, extraEnv...)
+		detach := cmd.Bool("detach")
+		tty, err := setupTerminal(cmd, p, detach)
+		if err != nil {
+			return err
+		}
+		defer tty.close()
+		var w *libcontainer.Waiter
+		if !detach {
+			w = libcontainer.NewWaiter() // before the process exists: no signal is lost
+		}
+		pid, err := c.Exec(libcontainer.ExecOpts{
+			Process:      p,
+			IgnorePaused: cmd.Bool("ignore-paused"),
+			PidFile:      cmd.String("pid-file"),
+			Stdin:        os.Stdin,
+			Stdout:       os.Stdout,
+			Stderr:       os.Stderr,
+			ExtraFiles:   extra,
+		})
+		if err != nil {
+			return err
+		}
+		if detach {
+			return nil
+		}
+		if tty != nil {
+			if err := tty.receive(); err != nil {
+				return err
+			}
+			tty.removeSocket()
+			if err := tty.attach(); err != nil {
+				logrus.Warn(err)
+			}
+		}
+		return exitCode(w.Wait(pid))
+	},
+}
+
+// refuseLSM refuses --apparmor and --process-label: husk applies no LSM
+// label yet, and says whether the host could.
+func refuseLSM(cmd *cli.Command) error {
+	for _, l := range []struct{ flag, name, probe string }{
+		{"apparmor", "AppArmor", "/sys/module/apparmor/parameters/enabled"},
+		{"process-label", "SELinux", "/sys/fs/selinux/enforce"},
+	} {
+		v := cmd.String(l.flag)
+		if v == "" {
+			continue
+		}
+		if _, err := os.Stat(l.probe); err != nil {
+			return fmt.Errorf("--%s %q: this host has no %s (%s is missing)", l.flag, v, l.name, l.probe)
+		}
+		return fmt.Errorf("--%s %q: husk does not apply %s labels yet", l.flag, v, l.name)
+	}
+	return nil
+}
+
+// execProcess is the process to exec: the --process file as it is, or
+// the container's own process with the command line's args and flags.
+func execProcess(cmd *cli.Command, cfg *configs.Config) (*configs.Process, error) {
+	if path := cmd.String("process"); path != "" {
+		return readProcessFile(path)
+	}
+	if cfg == nil || cfg.Process == nil {
+		return nil, errors.New("the container's state has no process to start from")
+	}
+	args := cmd.Args().Slice()[1:]
+	if len(args) == 0 {
+		return nil, errors.New("exec: give a command to run after the container id, or --process")
+	}
+	p := cloneProcess(cfg.Process)
+	p.Args = args
+	p.Terminal = cmd.Bool("tty")
+	p.ConsoleSize = nil
+	for _, e := range cmd.StringSlice("env") {
+		if name, _, ok := strings.Cut(e, "="); !ok || name == "" {
+			return nil, fmt.Errorf("--env %q: want NAME=VALUE", e)
+		}
+		p.Env = append(p.Env, e)
+	}
+	if cwd := cmd.String("cwd"); cwd != "" {
+		if !filepath.IsAbs(cwd) {
+			return nil, fmt.Errorf("--cwd %q: must be an absolute path", cwd)
+		}
+		p.Cwd = filepath.Clean(cwd)
+	}
+	if u := cmd.String("user"); u != "" {
+		uid, gid, err := parseUser(u)
+		if err != nil {
+			return nil, err
+		}
+		p.User.UID, p.User.GID = uid, gid
+	}
+	if cmd.IsSet("additional-gids") {
+		p.User.AdditionalGids = nil
+		for _, g := range cmd.IntSlice("additional-gids") {
+			if g < 0 || g > 1<<32-1 {
+				return nil, fmt.Errorf("--additional-gids %d: not a group id", g)
+			}
+			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
+		}
+	}
+	if err := addCaps(p, cmd.StringSlice("cap")); err != nil {
+		return nil, err
+	}
+	if cmd.Bool("no-new-privs") {
+		p.NoNewPrivileges = true
+	}
+	return p, nil
+}
+
+// readProcessFile reads and checks a runtime-spec process JSON.
+func readProcessFile(path string) (*configs.Process, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--process: %w", err)
+	}
+	sp, err := specconv.ParseProcess(data)
+	if err != nil {
+		return nil, fmt.Errorf("--process %s: %w", path, err)
+	}
+	p, warnings, err := specconv.ConvertProcess(sp)
+	if err != nil {
+		return nil, fmt.Errorf("--process %s: %w", path, err)
+	}
+	for _, w := range warnings {
+		logrus.Warnf("--process %s: %s", path, w)
+	}
+	return p, nil
+}
+
+// parseUser parses --user UID[:GID] (numbers, as in runc).
+func parseUser(s string) (uid, gid uint32, err error) {
+	us, gs, hasGID := strings.Cut(s, ":")
+	u, err := strconv.ParseUint(us, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--user %q: the uid must be a number", s)
+	}
+	if !hasGID {
+		return uint32(u), 0, nil
+	}
+	g, err := strconv.ParseUint(gs, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--user %q: the gid must be a number", s)
+	}
+	return uint32(u), uint32(g), nil
+}
+
+// addCaps adds each --cap to the bounding, effective and permitted sets
+// (and ambient when the process has inheritable ones), as runc does, but
+// only a capability the container's bounding set has: an exec'd process
+// never holds more than the container's init.
+func addCaps(p *configs.Process, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if p.Capabilities == nil {
+		// No capabilities in the config: the process keeps them all.
+		return nil
+	}
+	c := p.Capabilities
+	bounding := slices.Clone(c.Bounding)
+	for _, name := range names {
+		if _, ok := caps.Value(name); !ok {
+			return fmt.Errorf("--cap %q: unknown capability", name)
+		}
+		if !slices.Contains(bounding, name) {
+			return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, bounding)
+		}
+		c.Bounding = appendNew(c.Bounding, name)
+		c.Effective = appendNew(c.Effective, name)
+		c.Permitted = appendNew(c.Permitted, name)
+		if len(c.Inheritable) > 0 {
+			c.Ambient = appendNew(c.Ambient, name)
+		}
+	}
+	return nil
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// cloneProcess copies p deeply enough to change its slices and sets.
+func cloneProcess(p *configs.Process) *configs.Process {
+	q := *p
+	q.Args = slices.Clone(p.Args)
+	q.Env = slices.Clone(p.Env)
+	q.User.AdditionalGids = slices.Clone(p.User.AdditionalGids)
+	q.Rlimits = slices.Clone(p.Rlimits)
+	if c := p.Capabilities; c != nil {
+		q.Capabilities = &configs.Capabilities{
+			Bounding:    slices.Clone(c.Bounding),
+			Effective:   slices.Clone(c.Effective),
+			Inheritable: slices.Clone(c.Inheritable),
+			Permitted:   slices.Clone(c.Permitted),
+			Ambient:     slices.Clone(c.Ambient),
+		}
+	}
+	return &q
+}

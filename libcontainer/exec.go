@@ -1,0 +1,125 @@
+package libcontainer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// ExecOpts is what `husk exec` passes to Exec.
+type ExecOpts struct {
+	Process      *configs.Process
+	IgnorePaused bool   // exec into a paused container (the process waits, frozen)
+	PidFile      string // optional
+	// Stdio of the process (passed through; nil means /dev/null).
+	Stdin, Stdout, Stderr *os.File
+	// ExtraFiles become the process's fds 3, 4, … (--preserve-fds).
+	ExtraFiles []*os.File
+}
+
+// Exec starts o.Process in the container: `husk init` joins every
+// namespace of the container's init through nsexec, like a create joins
+// namespaces given by path, and its cgroups, then sets up the process
+// and execs it. It returns the process's pid once it runs. The caller
+// (husk is its subreaper) reaps it.
+func (c *Container) Exec(o ExecOpts) (int, error) {
+	switch st := c.Status(); {
+	case st == Stopped:
+		return 0, fmt.Errorf("cannot exec in a stopped container %s", c.ID)
+	case st == Paused && !o.IgnorePaused:
+		return 0, fmt.Errorf("cannot exec in a paused container %s (resume it, or use --ignore-paused)", c.ID)
+	}
+	cfg, err := c.execConfig(o.Process)
+	if err != nil {
+		return 0, err
+	}
+	if err := setSubreaper(); err != nil {
+		return 0, err
+	}
+	pid, err := startInit(&initRequest{
+		cfg:       cfg,
+		msg:       execMessage(cfg, c.State.InitPid),
+		exec:      true,
+		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		preserved: o.ExtraFiles,
+		join:      c.JoinCgroups,
+	})
+	if err == nil && o.PidFile != "" {
+		err = WritePidFile(o.PidFile, pid)
+	}
+	if err != nil {
+		if pid > 0 {
+			unix.Kill(pid, unix.SIGKILL)
+			var ws unix.WaitStatus
+			unix.Wait4(pid, &ws, 0, nil)
+		}
+		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
+	}
+	return pid, nil
+}
+
+// execConfig is the container's config with p as its process. Everything
+// else in it (seccomp, the namespaces to join) is the container's: an
+// exec'd process never holds more than the container's init.
+func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
+	if c.State.Config == nil {
+		return nil, errors.New("the container's state has no config")
+	}
+	cfg := *c.State.Config
+	if err := boundByInit(cfg.Process, p); err != nil {
+		return nil, err
+	}
+	cfg.Process = p
+	cfg.Hooks = nil
+	return &cfg, nil
+}
+
+// boundByInit refuses capabilities init's bounding set does not have, and
+// keeps init's no_new_privs.
+func boundByInit(init, p *configs.Process) error {
+	if init.NoNewPrivileges {
+		p.NoNewPrivileges = true
+	}
+	if init.Capabilities == nil || p.Capabilities == nil {
+		if init.Capabilities != nil {
+			p.Capabilities = init.Capabilities
+		}
+		return nil
+	}
+	bounding := init.Capabilities.Bounding
+	c := p.Capabilities
+	for _, set := range []struct {
+		name string
+		list []string
+	}{
+		{"bounding", c.Bounding}, {"effective", c.Effective}, {"inheritable", c.Inheritable},
+		{"permitted", c.Permitted}, {"ambient", c.Ambient},
+	} {
+		for _, name := range set.list {
+			if !slices.Contains(bounding, name) {
+				return fmt.Errorf("process.capabilities.%s: %s is not in the container's bounding set, and an exec'd process cannot have more than the container's init", set.name, name)
+			}
+		}
+	}
+	return nil
+}
+
+// execMessage makes nsexec join every namespace of the container's init
+// (pid), user first, and unshare none.
+func execMessage(cfg *configs.Config, pid int) *bootstrap.Message {
+	m := &bootstrap.Message{}
+	for _, t := range configs.NamespaceTypes() {
+		if _, ok := cfg.Namespace(t); ok {
+			m.NsPaths = append(m.NsPaths, fmt.Sprintf("%s:/proc/%d/ns/%s", t.ProcName(), pid, t.ProcName()))
+		}
+	}
+	if p := cfg.Process; p.OomScoreAdj != nil {
+		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
+	}
+	return m
+}

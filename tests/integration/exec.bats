@@ -1,0 +1,335 @@
+#!/usr/bin/env bats
+# husk exec: a new process in a running container, joined to every one of
+# its namespaces through nsexec and to its cgroups.
+
+load helpers
+
+# start_sleeper: a running container ($ID, init pid $INIT) to exec into.
+start_sleeper() {
+	ID="$(new_id)"
+	set_args sleep 1000
+	run_bg "$ID"
+	INIT="$(container_pid "$ID")"
+}
+
+# exec_bg ARGS...: a detached exec whose pid ends in $EXEC_PID.
+exec_bg() {
+	husk exec -d --pid-file "$TEST_DIR/exec.pid" "$ID" "$@" </dev/null >"$TEST_DIR/exec.out" 2>&1 3>&- ||
+		fail "exec -d: $(cat "$TEST_DIR/exec.out")"
+	EXEC_PID="$(cat "$TEST_DIR/exec.pid")"
+	pid_alive "$EXEC_PID" || fail "exec'd pid $EXEC_PID is not running"
+}
+
+# same_namespaces PID1 PID2: every /proc/PID/ns link is equal.
+same_namespaces() {
+	local t
+	for t in user mnt uts ipc pid net cgroup time; do
+		[ "$(ns_link "$1" "$t")" = "$(ns_link "$2" "$t")" ] ||
+			fail "$t ns: $1 has $(ns_link "$1" "$t"), $2 has $(ns_link "$2" "$t")"
+	done
+}
+
+@test "exec: prints output and returns the exit code" {
+	start_sleeper
+	run -0 husk exec "$ID" echo hello from exec
+	[ "$output" = "hello from exec" ] || fail "output: $output"
+	run -7 husk exec "$ID" sh -c 'echo to stderr >&2; exit 7'
+	[ "$output" = "to stderr" ] || fail "output: $output"
+	# Flags after the id belong to the command.
+	run -0 husk exec "$ID" echo -c -e is an argument
+	[ "$output" = "-c -e is an argument" ] || fail "output: $output"
+	# Killed by SIGTERM: 128 + 15.
+	run -143 husk exec "$ID" sh -c 'kill -TERM $$'
+}
+
+@test "exec: stdin reaches the process" {
+	start_sleeper
+	run -0 husk exec "$ID" sh -c 'read line; echo "got $line"' <<<"a line"
+	[ "$output" = "got a line" ] || fail "output: $output"
+}
+
+@test "exec: the process joins every namespace of the container, a netns joined by path too" {
+	local ns ino
+	ns="$(new_netns)" || skip "ip netns add failed"
+	ino="$(stat -L -c %i "/var/run/netns/$ns")"
+	set_ns network "/var/run/netns/$ns"
+	set_ns cgroup
+	set_ns time
+	start_sleeper
+	exec_bg sleep 100
+	same_namespaces "$INIT" "$EXEC_PID"
+	[ "$(ns_link "$EXEC_PID" net)" = "net:[$ino]" ] || fail "netns $(ns_link "$EXEC_PID" net), want net:[$ino]"
+	# Inside, /proc is the container's: the process sees the same links.
+	run -0 husk exec "$ID" sh -c 'for t in mnt uts ipc pid net cgroup time; do readlink /proc/self/ns/$t; done'
+	local t i=0
+	for t in mnt uts ipc pid net cgroup time; do
+		[ "${lines[$i]}" = "$(ns_link "$INIT" "$t")" ] || fail "$t inside: ${lines[$i]}, init has $(ns_link "$INIT" "$t")"
+		i=$((i + 1))
+	done
+	# In the pid namespace: not pid 1, and it sees the container's init.
+	run -0 husk exec "$ID" sh -c 'echo $$; cat /proc/1/cmdline | tr "\0" " "'
+	[ "${lines[0]}" -gt 1 ] || fail "pid inside: ${lines[0]}"
+	[ "${lines[1]}" = "sleep 1000 " ] || fail "pid 1 inside: ${lines[1]}"
+}
+
+@test "exec: in a container with a user namespace, it is root inside and the mapped uid outside" {
+	requires_userns
+	set_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	start_sleeper
+	exec_bg sleep 100
+	same_namespaces "$INIT" "$EXEC_PID"
+	grep -qP '^Uid:\t100000\t100000\t100000\t100000$' "/proc/$EXEC_PID/status" ||
+		fail "host view: $(grep -E '^(Uid|Gid):' "/proc/$EXEC_PID/status")"
+	run -0 husk exec "$ID" id
+	[[ "$output" == "uid=0(root) gid=0(root)"* ]] || fail "id: $output"
+}
+
+@test "exec: the process is in the container's cgroups" {
+	start_sleeper
+	exec_bg sleep 100
+	[ "$(cat "/proc/$EXEC_PID/cgroup")" = "$(cat "/proc/$INIT/cgroup")" ] ||
+		fail "exec'd: $(cat "/proc/$EXEC_PID/cgroup"); init: $(cat "/proc/$INIT/cgroup")"
+	grep -q "$ID" "/proc/$EXEC_PID/cgroup" || fail "not in a cgroup of $ID: $(cat "/proc/$EXEC_PID/cgroup")"
+}
+
+@test "exec: capability sets, no_new_privs and seccomp are the container's" {
+	update_config '.process.capabilities = {
+		"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_RAW"],
+		"effective": ["CAP_CHOWN", "CAP_KILL"],
+		"permitted": ["CAP_CHOWN", "CAP_KILL"],
+		"inheritable": [], "ambient": []}
+		| .process.noNewPrivileges = true
+		| .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+			"syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+	start_sleeper
+	exec_bg sleep 100
+	local f
+	for f in CapInh CapPrm CapEff CapBnd CapAmb NoNewPrivs Seccomp; do
+		[ "$(grep "^$f:" "/proc/$EXEC_PID/status")" = "$(grep "^$f:" "/proc/$INIT/status")" ] ||
+			fail "$f: exec'd $(grep "^$f:" "/proc/$EXEC_PID/status"), init $(grep "^$f:" "/proc/$INIT/status")"
+	done
+	grep -qP '^CapEff:\t0000000000000021$' "/proc/$EXEC_PID/status" || fail "$(grep CapEff "/proc/$EXEC_PID/status")"
+	grep -qP '^CapBnd:\t0000000000002021$' "/proc/$EXEC_PID/status" || fail "$(grep CapBnd "/proc/$EXEC_PID/status")"
+	run husk exec "$ID" mkdir /tmp/x
+	[ "$status" -ne 0 ] && [[ "$output" == *"Operation not permitted"* ]] || fail "mkdir under the filter: $status $output"
+	# --cap adds one the bounding set has; one it lacks is refused.
+	run -0 husk exec --cap CAP_NET_RAW "$ID" grep CapEff /proc/self/status
+	[[ "$output" == *"0000000000002021" ]] || fail "with --cap CAP_NET_RAW: $output"
+	run -1 husk exec --cap CAP_SYS_ADMIN "$ID" true
+	assert_contains "$output" "--cap CAP_SYS_ADMIN" "bounding set"
+	run -1 husk exec --cap CAP_NOPE "$ID" true
+	assert_contains "$output" '--cap "CAP_NOPE": unknown capability'
+}
+
+@test "exec: --env, --cwd, --user and --additional-gids shape the process" {
+	start_sleeper
+	run -0 husk exec -e FOO=bar --env BAZ=qux --cwd /tmp -u 1000:1000 -g 10 -g 20 "$ID" \
+		sh -c 'echo "$FOO $BAZ"; pwd; id -u; id -g; id -G; echo "$HOME"'
+	[ "${lines[0]}" = "bar qux" ] || fail "env: $output"
+	[ "${lines[1]}" = /tmp ] || fail "cwd: $output"
+	[ "${lines[2]}" = 1000 ] && [ "${lines[3]}" = 1000 ] || fail "user: $output"
+	[ "${lines[4]}" = "1000 10 20" ] || fail "groups: $output"
+	[ "${lines[5]}" = /home/user ] || fail "HOME: $output"
+	run -1 husk exec -u bob "$ID" true
+	assert_contains "$output" '--user "bob"' "number"
+	run -1 husk exec --cwd relative "$ID" true
+	assert_contains "$output" '--cwd "relative"' "absolute"
+	run -1 husk exec -e NOEQUALS "$ID" true
+	assert_contains "$output" '--env "NOEQUALS"'
+}
+
+@test "exec: --process reads args, env, cwd, user and capabilities from a runtime-spec JSON" {
+	start_sleeper
+	cat >"$TEST_DIR/process.json" <<-'EOF'
+		{
+		  "args": ["sh", "-c", "echo $GREETING; pwd; id -u; id -g; grep CapEff /proc/self/status"],
+		  "env": ["PATH=/bin:/usr/bin", "GREETING=hi from process.json"],
+		  "cwd": "/home/user",
+		  "user": {"uid": 1000, "gid": 1000},
+		  "capabilities": {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"],
+		                   "inheritable": ["CAP_KILL"], "ambient": ["CAP_KILL"]}
+		}
+	EOF
+	run -0 husk exec --process "$TEST_DIR/process.json" "$ID"
+	[ "${lines[0]}" = "hi from process.json" ] || fail "env: $output"
+	[ "${lines[1]}" = /home/user ] || fail "cwd: $output"
+	[ "${lines[2]}" = 1000 ] && [ "${lines[3]}" = 1000 ] || fail "user: $output"
+	[[ "${lines[4]}" == *"0000000000000020" ]] || fail "caps (ambient CAP_KILL as uid 1000): $output"
+}
+
+@test "exec: a bad --process JSON names the field, and nothing is left" {
+	start_sleeper
+	echo '{"args": "true", "cwd": "/"}' >"$TEST_DIR/p1.json"
+	run -1 husk exec --process "$TEST_DIR/p1.json" "$ID"
+	assert_contains "$output" "p1.json" "args" "line 1"
+	echo '{"args": [], "cwd": "/"}' >"$TEST_DIR/p2.json"
+	run -1 husk exec --process "$TEST_DIR/p2.json" "$ID"
+	assert_contains "$output" "process.args: must not be empty"
+	echo '{"args": ["true"], "cwd": "relative"}' >"$TEST_DIR/p3.json"
+	run -1 husk exec --process "$TEST_DIR/p3.json" "$ID"
+	assert_contains "$output" 'process.cwd: must be absolute, got "relative"'
+	echo '{"args": ["true"], "cwd": "/", "capabilities": {"bounding": ["CAP_BOGUS"]}}' >"$TEST_DIR/p4.json"
+	run -1 husk exec --process "$TEST_DIR/p4.json" "$ID"
+	assert_contains "$output" 'process.capabilities.bounding[0]: unknown capability "CAP_BOGUS"'
+	run -1 husk exec --process "$TEST_DIR/missing.json" "$ID"
+	assert_contains "$output" "--process" "missing.json" "no such file"
+	# Only the container's init is left in it.
+	run -0 husk ps "$ID"
+	[ "${#lines[@]}" -eq 2 ] || fail "processes left: $output"
+}
+
+@test "exec: a missing binary says so, and nothing is left" {
+	start_sleeper
+	run -1 husk exec "$ID" no-such-binary
+	assert_contains "$output" 'exec: "no-such-binary": executable file not found in $PATH'
+	run -1 husk exec "$ID" /bin/no/such
+	assert_contains "$output" '"/bin/no/such"'
+	run -0 husk ps "$ID"
+	[ "${#lines[@]}" -eq 2 ] || fail "processes left: $output"
+}
+
+@test "exec: errors for a missing, stopped or paused container; --ignore-paused waits for resume" {
+	run -1 husk exec nosuchcontainer true
+	assert_contains "$output" "container nosuchcontainer does not exist"
+	start_sleeper
+	run -1 husk exec "$ID"
+	assert_contains "$output" "give a command"
+
+	run -0 husk pause "$ID"
+	run -1 husk exec "$ID" true
+	assert_contains "$output" "paused" "--ignore-paused"
+	# The process joins the frozen cgroup and runs once the container resumes.
+	husk exec --ignore-paused "$ID" sh -c 'echo ran after resume' >"$TEST_DIR/paused.out" 2>&1 3>&- &
+	local bg=$!
+	track_bg "$bg"
+	sleep 0.5
+	[ ! -s "$TEST_DIR/paused.out" ] || fail "ran while paused: $(cat "$TEST_DIR/paused.out")"
+	run -0 husk resume "$ID"
+	wait "$bg" || fail "exec --ignore-paused: $(cat "$TEST_DIR/paused.out")"
+	[ "$(cat "$TEST_DIR/paused.out")" = "ran after resume" ] || fail "$(cat "$TEST_DIR/paused.out")"
+
+	run -0 husk kill "$ID" KILL
+	wait_for_status "$ID" stopped
+	run -1 husk exec "$ID" true
+	assert_contains "$output" "cannot exec in a stopped container"
+}
+
+@test "exec: --detach writes the pid-file atomically and returns while the process runs" {
+	start_sleeper
+	mkdir "$TEST_DIR/pids"
+	husk exec -d --pid-file "$TEST_DIR/pids/exec.pid" "$ID" sleep 100 </dev/null >/dev/null 2>&1 3>&- ||
+		fail "exec -d failed"
+	[ "$(ls "$TEST_DIR/pids")" = exec.pid ] || fail "pid-file dir holds: $(ls "$TEST_DIR/pids")"
+	local pid
+	pid="$(cat "$TEST_DIR/pids/exec.pid")"
+	pid_alive "$pid" || fail "pid $pid not running"
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "sleep 100 " ] || fail "pid $pid is $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	# A foreground exec writes the pid-file too.
+	run -0 husk exec --pid-file "$TEST_DIR/pids/fg.pid" "$ID" sh -c 'echo $$'
+	[ -s "$TEST_DIR/pids/fg.pid" ] || fail "no pid-file for a foreground exec"
+}
+
+@test "exec: 20 concurrent execs into one container all succeed" {
+	start_sleeper
+	local i pids=()
+	for i in $(seq 20); do
+		husk exec "$ID" sh -c "echo exec-$i" >"$TEST_DIR/c$i.out" 2>&1 3>&- &
+		pids+=($!)
+	done
+	for i in $(seq 20); do
+		wait "${pids[$((i - 1))]}" || fail "exec $i failed: $(cat "$TEST_DIR/c$i.out")"
+		[ "$(cat "$TEST_DIR/c$i.out")" = "exec-$i" ] || fail "exec $i printed: $(cat "$TEST_DIR/c$i.out")"
+	done
+}
+
+@test "exec: signals to a foreground exec reach the process" {
+	update_config '.root.readonly = false'
+	start_sleeper
+	rm -f "$BUNDLE/rootfs/tmp/ready"
+	husk exec "$ID" sh -c 'trap "echo got TERM; exit 9" TERM; touch /tmp/ready; while :; do sleep 0.1; done' \
+		>"$TEST_DIR/sig.out" 2>&1 3>&- &
+	local bg=$! i
+	track_bg "$bg"
+	for ((i = 0; i < 100; i++)); do [ -e "$BUNDLE/rootfs/tmp/ready" ] && break; sleep 0.05; done
+	[ -e "$BUNDLE/rootfs/tmp/ready" ] || fail "the exec'd shell never started: $(cat "$TEST_DIR/sig.out")"
+	# `husk` is a function running timeout(1): signal husk itself.
+	local husk_pid
+	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT exec $ID")"
+	[ -n "$husk_pid" ] || fail "no husk exec process found"
+	kill -TERM "$husk_pid"
+	local code=0
+	wait "$bg" || code=$?
+	[ "$code" -eq 9 ] || fail "exit code $code, want 9: $(cat "$TEST_DIR/sig.out")"
+	[ "$(cat "$TEST_DIR/sig.out")" = "got TERM" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+}
+
+@test "exec: kill --all reaches exec'd processes; delete --force removes a container with execs running" {
+	start_sleeper
+	exec_bg sleep 100
+	local first="$EXEC_PID"
+	run -0 husk kill --all "$ID" KILL
+	assert_pid_gone "$first"
+	assert_pid_gone "$INIT"
+	run -0 husk delete "$ID"
+
+	start_sleeper
+	exec_bg sleep 100
+	run -0 husk delete --force "$ID"
+	assert_pid_gone "$EXEC_PID"
+	assert_no_container "$ID"
+}
+
+@test "exec: --tty in the foreground gives the process a pty" {
+	start_sleeper
+	run -0 husk exec -t "$ID" sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo stdio-is-tty'
+	local out="${output//$'\r'/}"
+	[[ "$out" == /dev/pts/*$'\n'stdio-is-tty ]] || fail "output: $out"
+}
+
+@test "exec: --tty with --console-socket sends the pty to the socket" {
+	start_sleeper
+	SOCK="$TEST_DIR/console.sock"
+	start_recvtty -no-stdin
+	run -0 husk exec -d -t --console-socket "$SOCK" "$ID" sh -c 'echo through the exec pty; tty'
+	local i
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$RECVTTY_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	local out
+	out="$(tr -d '\r' <"$TEST_DIR/tty.out")"
+	[[ "$out" == "through the exec pty"$'\n'/dev/pts/* ]] || fail "recvtty got: $out"
+	run -1 husk exec --console-socket "$SOCK" "$ID" true
+	assert_contains "$output" "--console-socket" "no terminal"
+}
+
+@test "exec and run: --preserve-fds and LISTEN_FDS pass fds 3, 4, … to the process" {
+	start_sleeper
+	echo first >"$TEST_DIR/f1"
+	echo second >"$TEST_DIR/f2"
+	run -0 husk exec --preserve-fds 2 "$ID" sh -c 'cat <&3; cat <&4; ls /proc/self/fd' 3<"$TEST_DIR/f1" 4<"$TEST_DIR/f2"
+	[ "${lines[0]}" = first ] && [ "${lines[1]}" = second ] || fail "output: $output"
+	run -1 husk exec --preserve-fds 2 "$ID" true 3<&- 4<&-
+	assert_contains "$output" "--preserve-fds 2: fd 3 is not open"
+
+	# Socket activation: LISTEN_PID is husk's own pid, so exec husk from sh.
+	run -0 sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --root "$1" exec "$2" sh -c "echo \$LISTEN_FDS \$LISTEN_PID; cat <&3"' \
+		"$HUSK_BIN" "$HUSK_ROOT" "$ID" 3<"$TEST_DIR/f1"
+	[ "${lines[0]}" = "1 1" ] && [ "${lines[1]}" = first ] || fail "output: $output"
+
+	local id
+	id="$(new_id)"
+	set_args sh -c 'cat <&3; cat <&4'
+	run -0 husk run --preserve-fds 2 --bundle "$BUNDLE" "$id" 3<"$TEST_DIR/f1" 4<"$TEST_DIR/f2"
+	[ "$output" = "first"$'\n'"second" ] || fail "run: $output"
+}
+
+@test "exec: --apparmor and --process-label are refused on a host without the LSM" {
+	start_sleeper
+	run -1 husk exec --apparmor someprofile "$ID" true
+	assert_contains "$output" '--apparmor "someprofile"' "AppArmor"
+	run -1 husk exec --process-label system_u:system_r:container_t:s0 "$ID" true
+	assert_contains "$output" "--process-label" "SELinux"
+}
