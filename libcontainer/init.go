@@ -62,6 +62,9 @@ func initContainer(sock *os.File) error {
 		return fmt.Errorf("decode config: %w", err)
 	}
 	p := cfg.Process
+	if err := applyInitialCPUAffinity(p); err != nil {
+		return err
+	}
 	side, err := takeInitSide(&cfg)
 	if err != nil {
 		return err
@@ -80,6 +83,9 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	if err := setupProcess(&cfg); err != nil {
+		return err
+	}
+	if err := applyProcessAttrs(&cfg, p); err != nil {
 		return err
 	}
 	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it

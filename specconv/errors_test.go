@@ -155,17 +155,6 @@ func TestConvertErrors(t *testing.T) {
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Nanosecs: 1e9}}
 		}},
 
-		// refused until husk implements them
-		{want: `process.apparmorProfile: not supported yet; remove "docker-default" to run without AppArmor`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Process.ApparmorProfile = "docker-default" }},
-		{want: `process.selinuxLabel: not supported yet; remove "system_u:system_r:container_t:s0" to run without an SELinux label`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Process.SelinuxLabel = "system_u:system_r:container_t:s0" }},
-		{want: `linux.mountLabel: not supported yet; remove "system_u:object_r:container_file_t:s0" to mount without an SELinux label`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.MountLabel = "system_u:object_r:container_file_t:s0" }},
-		{want: "linux.intelRdt: not supported yet; remove it to run without RDT limits", unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{ClosID: "c1"} }},
-		{want: `linux.personality: not supported yet; remove it to run with the default personality, not "LINUX32"`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			c, _, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})
