@@ -154,7 +154,6 @@ func TestConvertErrors(t *testing.T) {
 			addNS(s, specs.LinuxNamespace{Type: "time"})
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Nanosecs: 1e9}}
 		}},
-
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			c, _, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})
