@@ -105,10 +105,10 @@ func TestConvertErrors(t *testing.T) {
 		{want: "mounts[6].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind"})
 		}},
-		{want: `mounts[6].options[1]: not supported yet; remove "rro"`, unsupported: true, edit: func(s *specs.Spec) {
-			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "rro"}})
+		{want: `mounts[6].options[1]: not supported yet; idmapped mounts are not implemented; remove "ridmap"`, unsupported: true, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "ridmap"}})
 		}},
-		{want: `mounts[1].options[0]: not supported yet; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
+		{want: `mounts[1].options[0]: not supported yet; copying the image's files into a tmpfs is not implemented; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
 			s.Mounts[1].Options = []string{"tmpcopyup"}
 		}},
 		{want: "mounts[6].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {

@@ -54,6 +54,11 @@ type Mount struct {
 	// PropagationFlags are MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE
 	// (possibly with MS_REC), applied one after the other after the mount.
 	PropagationFlags []int `json:"propagation_flags,omitempty"`
+	// RecAttrSet and RecAttrClr are MOUNT_ATTR_* bits set and cleared with
+	// mount_setattr(AT_RECURSIVE) on the mount and all its submounts (the
+	// "rro", "rnosuid", ... options).
+	RecAttrSet uint64 `json:"rec_attr_set,omitempty"`
+	RecAttrClr uint64 `json:"rec_attr_clr,omitempty"`
 }
 
 // IsBind reports whether the mount is a bind mount.
