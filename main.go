@@ -45,7 +45,7 @@ func main() {
 		Commands: []*cli.Command{
 			createCommand, startCommand, runCommand, stateCommand, killCommand,
 			deleteCommand, listCommand, specCommand, initCommand,
-			pauseCommand, resumeCommand, updateCommand, eventsCommand, psCommand,
+			pauseCommand, resumeCommand, updateCommand, eventsCommand, psCommand, featuresCommand,
 		},
 		// Errors are printed once, by main.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},

@@ -114,7 +114,7 @@ in_container() {
 	id="$(new_id)"
 	add_mount '{destination: "/scratch", type: "tmpfs", source: "tmpfs", options: ["bogusopt"]}'
 	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$stderr" "mounts[6]" "/scratch"
+	assert_contains "$stderr" "mounts[7]" "/scratch"
 	assert_no_container "$id"
 }
 
@@ -123,7 +123,7 @@ in_container() {
 	id="$(new_id)"
 	add_mount '{destination: "/data", type: "bind", source: $src, options: ["rbind", "idmap"]}'
 	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$stderr" "mounts[6].options[1]" "idmap"
+	assert_contains "$stderr" "mounts[7].options[1]" "idmap"
 	assert_no_container "$id"
 }
 
