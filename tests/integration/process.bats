@@ -153,3 +153,60 @@ create_fails_with() {
 	update_config '.linux.intelRdt = {"closID": "husk"}'
 	create_fails_with "linux.intelRdt" "Intel RDT is not enabled on this host"
 }
+
+@test "process.rlimits: RLIMIT_NOFILE soft and hard" {
+	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 100, "hard": 200}]'
+	run_in_container 'echo $(ulimit -n) $(ulimit -Hn)'
+	[ "$output" = "100 200" ] || fail "ulimit: $output"
+}
+
+@test "process.capabilities: the sets reach the process" {
+	update_config '.process.capabilities = {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"], "inheritable": ["CAP_KILL"], "ambient": ["CAP_KILL"]}'
+	run_in_container 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb)" /proc/self/status'
+	# CAP_KILL is bit 5 (0x20), CAP_CHOWN bit 0.
+	assert_contains "$output" "CapInh:	0000000000000020" "CapPrm:	0000000000000020" \
+		"CapEff:	0000000000000020" "CapBnd:	0000000000000021" "CapAmb:	0000000000000020"
+}
+
+@test "process.noNewPrivileges: true sets NoNewPrivs" {
+	update_config '.process.noNewPrivileges = true'
+	run_in_container 'grep NoNewPrivs /proc/self/status'
+	assert_contains "$output" "NoNewPrivs:	1"
+}
+
+@test "process.oomScoreAdj: applied to the process" {
+	update_config '.process.oomScoreAdj = 123'
+	run_in_container 'cat /proc/self/oom_score_adj'
+	[ "$output" = 123 ] || fail "oom_score_adj: $output"
+}
+
+@test "process.user.umask: applied to the process" {
+	update_config '.process.user.umask = 63'
+	run_in_container 'umask'
+	[ "$output" = 0077 ] || fail "umask: $output"
+}
+
+@test "linux.sysctl: a network sysctl is set in the container's namespace" {
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1"}'
+	run_in_container 'cat /proc/sys/net/ipv4/ip_forward'
+	[ "$output" = 1 ] || fail "ip_forward: $output"
+}
+
+@test "domainname: set in the container's uts namespace" {
+	update_config '.domainname = "example.org"'
+	run_in_container 'cat /proc/sys/kernel/domainname'
+	[ "$output" = example.org ] || fail "domainname: $output"
+}
+
+@test "linux.devices: a listed device node is made with its mode and owner" {
+	update_config '.linux.devices = [{"path": "/dev/husknull", "type": "c", "major": 1, "minor": 3, "fileMode": 432, "uid": 1000, "gid": 1000}]'
+	run_in_container 'stat -c "%t:%T %a %u:%g" /dev/husknull'
+	[ "$output" = "1:3 660 1000:1000" ] || fail "stat: $output"
+}
+
+@test "session keyring: the process has a session keyring of its own" {
+	# /proc/keys is masked by the default spec.
+	update_config '.linux.maskedPaths = []'
+	run_in_container 'grep " _ses" /proc/keys | wc -l'
+	[ "$output" -ge 1 ] || fail "no session keyring: $output"
+}
