@@ -46,9 +46,6 @@ var execCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		if err := refuseLSM(cmd); err != nil {
-			return err
-		}
 		extra, extraEnv, err := passedFiles(cmd)
 		if err != nil {
 			return err
@@ -62,6 +59,9 @@ var execCommand = &cli.Command{
 		c.Close()
 		p, err := execProcess(cmd, c.State.Config)
 		if err != nil {
+			return err
+		}
+		if err := configs.CheckProcessLabels(p); err != nil {
 			return err
 		}
 		p.Env = append(p.Env, extraEnv...)
@@ -101,25 +101,6 @@ var execCommand = &cli.Command{
 		}
 		return exitCode(w.Wait(pid))
 	},
-}
-
-// refuseLSM refuses --apparmor and --process-label: husk applies no LSM
-// label yet, and says whether the host could.
-func refuseLSM(cmd *cli.Command) error {
-	for _, l := range []struct{ flag, name, probe string }{
-		{"apparmor", "AppArmor", "/sys/module/apparmor/parameters/enabled"},
-		{"process-label", "SELinux", "/sys/fs/selinux/enforce"},
-	} {
-		v := cmd.String(l.flag)
-		if v == "" {
-			continue
-		}
-		if _, err := os.Stat(l.probe); err != nil {
-			return fmt.Errorf("--%s %q: this host has no %s (%s is missing)", l.flag, v, l.name, l.probe)
-		}
-		return fmt.Errorf("--%s %q: husk does not apply %s labels yet", l.flag, v, l.name)
-	}
-	return nil
 }
 
 // execProcess is the process to exec: the --process file as it is, or
@@ -172,6 +153,12 @@ func execProcess(cmd *cli.Command, cfg *configs.Config) (*configs.Process, error
 	}
 	if cmd.Bool("no-new-privs") {
 		p.NoNewPrivileges = true
+	}
+	if v := cmd.String("apparmor"); v != "" {
+		p.AppArmorProfile = v
+	}
+	if v := cmd.String("process-label"); v != "" {
+		p.SelinuxLabel = v
 	}
 	return p, nil
 }

@@ -46,6 +46,7 @@ func main() {
 			createCommand, startCommand, runCommand, stateCommand, killCommand,
 			deleteCommand, listCommand, specCommand, initCommand,
 			execCommand, pauseCommand, resumeCommand, updateCommand, eventsCommand, psCommand,
+			featuresCommand,
 		},
 		// Errors are printed once, by main.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},

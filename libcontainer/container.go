@@ -111,7 +111,11 @@ func (c *Container) Signal(sig unix.Signal) error {
 // Delete removes the container. A created container is killed first (it
 // never ran); a running one only with force.
 func (c *Container) Delete(force bool) error {
-	switch st := c.Status(); st {
+	st := c.Status()
+	if st == Stopped || st == Created || force {
+		c.returnNetDevices() // while init still holds the namespace
+	}
+	switch st {
 	case Stopped:
 	case Created:
 		if err := c.kill(); err != nil {

@@ -110,6 +110,9 @@ func (c *Container) create(o CreateOpts) error {
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
 	}
+	if err := moveNetDevices(o.Config, pid); err != nil {
+		return err
+	}
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
@@ -124,6 +127,7 @@ func (c *Container) create(o CreateOpts) error {
 
 // undoCreate kills a half-made container's init and removes its state.
 func (c *Container) undoCreate() {
+	c.returnNetDevices()
 	if c.State != nil && c.State.InitPid > 0 {
 		unix.Kill(c.State.InitPid, unix.SIGKILL)
 		// We are its subreaper: reap it so no zombie is left.

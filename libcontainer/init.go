@@ -76,6 +76,9 @@ func initContainer(sock *os.File) error {
 	if err != nil {
 		return err
 	}
+	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
+		return err
+	}
 	side, err := takeInitSide(cfg)
 	if err != nil {
 		return err
@@ -103,6 +106,9 @@ func initExec(sock *os.File) error {
 	if err != nil {
 		return err
 	}
+	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
+		return err
+	}
 	side, err := takeInitSide(cfg)
 	if err != nil {
 		return err
@@ -119,6 +125,9 @@ func initExec(sock *os.File) error {
 func execProcess(cfg *configs.Config, side *initSide, sock *os.File, waitStart func() error) error {
 	p := cfg.Process
 	if err := setupProcess(cfg); err != nil {
+		return err
+	}
+	if err := applyProcessAttrs(cfg, p); err != nil {
 		return err
 	}
 	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it

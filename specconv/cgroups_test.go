@@ -19,7 +19,7 @@ func withDefaults(r configs.Resources) configs.Resources {
 }
 
 func TestCgroupsNoneGiven(t *testing.T) {
-	if c := convert(t, Example()); c.Cgroup != nil {
+	if c := convert(t, withSpec(func(s *specs.Spec) { s.Linux.Resources = nil })); c.Cgroup != nil {
 		t.Errorf("cgroup %+v without cgroupsPath or resources", c.Cgroup)
 	}
 	def := (&configs.Config{}).CgroupConfig()

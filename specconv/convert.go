@@ -53,7 +53,7 @@ func Convert(s *specs.Spec, o Options) (*configs.Config, []string, error) {
 	}}
 	// Namespaces come first: later steps check what needs which namespace.
 	for _, step := range []func() error{
-		c.unsupported,
+		c.otherPlatforms,
 		c.namespaces,
 		c.idMappings,
 		c.root,
@@ -68,6 +68,10 @@ func Convert(s *specs.Spec, o Options) (*configs.Config, []string, error) {
 		c.timeOffsets,
 		c.seccomp,
 		c.hooks,
+		c.personality,
+		c.memoryPolicy,
+		c.netDevices,
+		c.security,
 	} {
 		if err := step(); err != nil {
 			return nil, nil, err

@@ -59,6 +59,7 @@ func TestConvertExample(t *testing.T) {
 			{Source: "shm", Destination: "/dev/shm", Device: "tmpfs", Flags: nosed, Data: "mode=1777,size=65536k"},
 			{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: nosed},
 			{Source: "sysfs", Destination: "/sys", Device: "sysfs", Flags: nosed | unix.MS_RDONLY},
+			{Source: "cgroup", Destination: "/sys/fs/cgroup", Device: "cgroup", Flags: nosed | unix.MS_RELATIME | unix.MS_RDONLY},
 		},
 		Devices:       defaultDevices(),
 		MaskPaths:     Example().Linux.MaskedPaths,
@@ -73,8 +74,15 @@ func TestConvertExample(t *testing.T) {
 			},
 			NoNewPrivileges: true,
 			Rlimits:         []configs.Rlimit{{Type: unix.RLIMIT_NOFILE, Hard: 1024, Soft: 1024}},
+			Terminal:        true,
 		},
 	}
+	// runc's deny-all device rule: the cgroup conversion is tested in
+	// cgroups_test.go; here only that it is there.
+	if got.Cgroup == nil || len(got.Cgroup.Resources.Devices) == 0 || got.Cgroup.Resources.Devices[0].Allow {
+		t.Errorf("cgroup %+v: want runc's deny-all device rule first", got.Cgroup)
+	}
+	want.Cgroup = got.Cgroup
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Convert(Example()) =\n%s\nwant\n%s", dump(got), dump(want))
 	}
@@ -82,16 +90,17 @@ func TestConvertExample(t *testing.T) {
 
 func TestExampleIsRuncLike(t *testing.T) {
 	s := Example()
-	if s.Process.Terminal {
-		t.Error("terminal is true; husk has no terminal support yet")
+	if !s.Process.Terminal {
+		t.Error("terminal is false; runc's spec has true")
 	}
-	if s.Linux.Resources != nil {
-		t.Error("linux.resources is set")
+	if r := s.Linux.Resources; r == nil || len(r.Devices) != 1 || r.Devices[0].Allow || r.Devices[0].Access != "rwm" {
+		t.Errorf("linux.resources %+v: want runc's one deny-all device rule", r)
 	}
-	for _, m := range s.Mounts {
-		if m.Type == "cgroup" || m.Type == "cgroup2" {
-			t.Errorf("has a %s mount", m.Type)
-		}
+	if m := s.Mounts[len(s.Mounts)-1]; m.Type != "cgroup" || m.Destination != "/sys/fs/cgroup" {
+		t.Errorf("last mount %+v: want runc's read-only cgroup mount", m)
+	}
+	if c := s.Process.Capabilities; len(c.Ambient) > 0 && len(c.Inheritable) == 0 {
+		t.Errorf("ambient %q without an inheritable set cannot be raised", c.Ambient)
 	}
 	if len(s.Linux.MaskedPaths) < 10 || len(s.Linux.ReadonlyPaths) != 5 {
 		t.Errorf("masked %q, read-only %q: want runc's lists", s.Linux.MaskedPaths, s.Linux.ReadonlyPaths)
@@ -303,6 +312,7 @@ func TestProcess(t *testing.T) {
 			Ambient:     []string{"CAP_BPF"},
 		}
 		p.NoNewPrivileges = false
+		p.Terminal = false
 		p.OOMScoreAdj = &oom
 		p.Rlimits = []specs.POSIXRlimit{
 			{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
@@ -401,14 +411,13 @@ func TestWarnings(t *testing.T) {
 		{"process extras", func(s *specs.Spec) {
 			s.Process.Scheduler = &specs.Scheduler{Policy: "SCHED_OTHER"}
 			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_BE}
-		}, []string{"process.scheduler: the scheduling policy is not applied yet", "process.ioPriority: the I/O priority is not applied yet"}},
-		{"net devices", func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}} },
-			[]string{"linux.netDevices: network devices are not moved into the container yet"}},
+		}, nil},
+		{"net devices", func(s *specs.Spec) { s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}} }, nil},
 		{"other platforms", func(s *specs.Spec) { s.Windows = &specs.Windows{} },
 			[]string{"windows: ignored on Linux"}},
 		{"data on a bind mount", func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/x", Source: "/y", Options: []string{"bind", "size=1m"}})
-		}, []string{`mounts[6].options: "size=1m" ignored: the kernel takes no data for a bind mount`}},
+		}, []string{`mounts[7].options: "size=1m" ignored: the kernel takes no data for a bind mount`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, warnings, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})

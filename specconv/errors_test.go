@@ -102,16 +102,16 @@ func TestConvertErrors(t *testing.T) {
 		// mounts
 		{want: `mounts[4].destination: must be absolute, got "proc"`, edit: func(s *specs.Spec) { s.Mounts[4].Destination = "proc" }},
 		{want: `mounts[0].destination: must be absolute, got ""`, edit: func(s *specs.Spec) { s.Mounts[0].Destination = "" }},
-		{want: "mounts[6].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
+		{want: "mounts[7].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind"})
 		}},
-		{want: `mounts[6].options[1]: not supported yet; remove "rro"`, unsupported: true, edit: func(s *specs.Spec) {
-			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "rro"}})
+		{want: `mounts[7].options[1]: not supported yet; idmapped mounts are not implemented; remove "ridmap"`, unsupported: true, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "ridmap"}})
 		}},
-		{want: `mounts[1].options[0]: not supported yet; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
+		{want: `mounts[1].options[0]: not supported yet; copying the image's files into a tmpfs is not implemented; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
 			s.Mounts[1].Options = []string{"tmpcopyup"}
 		}},
-		{want: "mounts[6].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {
+		{want: "mounts[7].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
 				UIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
 		}},
@@ -154,18 +154,6 @@ func TestConvertErrors(t *testing.T) {
 			addNS(s, specs.LinuxNamespace{Type: "time"})
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Nanosecs: 1e9}}
 		}},
-
-		// refused until husk implements them
-		{want: `process.apparmorProfile: not supported yet; remove "docker-default" to run without AppArmor`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Process.ApparmorProfile = "docker-default" }},
-		{want: `process.selinuxLabel: not supported yet; remove "system_u:system_r:container_t:s0" to run without an SELinux label`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Process.SelinuxLabel = "system_u:system_r:container_t:s0" }},
-		{want: `linux.mountLabel: not supported yet; remove "system_u:object_r:container_file_t:s0" to mount without an SELinux label`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.MountLabel = "system_u:object_r:container_file_t:s0" }},
-		{want: "linux.intelRdt: not supported yet; remove it to run without RDT limits", unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.IntelRdt = &specs.LinuxIntelRdt{ClosID: "c1"} }},
-		{want: `linux.personality: not supported yet; remove it to run with the default personality, not "LINUX32"`, unsupported: true,
-			edit: func(s *specs.Spec) { s.Linux.Personality = &specs.LinuxPersonality{Domain: specs.PerLinux32} }},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			c, _, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})
@@ -196,7 +184,7 @@ func TestConvertNeedsAbsoluteBundle(t *testing.T) {
 		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/d", Source: "data", Options: []string{"bind"}})
 	})
 	_, _, err = Convert(s, Options{})
-	if want := `mounts[6].source: relative path "data" needs an absolute bundle path, got ""`; !contains(err, want) {
+	if want := `mounts[7].source: relative path "data" needs an absolute bundle path, got ""`; !contains(err, want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	if _, _, err := Convert(nil, Options{}); err == nil {

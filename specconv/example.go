@@ -2,8 +2,11 @@ package specconv
 
 import "github.com/opencontainers/runtime-spec/specs-go"
 
-// Example returns the spec `husk spec` writes: runc's default, less what
-// husk does not do yet (a terminal, cgroups), with its own hostname.
+// Example returns the spec `husk spec` writes: runc's default (`runc
+// spec`), field by field, with husk's hostname, the runtime-spec version
+// husk implements, two more masked paths newer runc releases mask too,
+// and no ambient set: runc 1.1's has one, which without an inheritable set
+// cannot be raised (husk refuses that; runc 1.1 ignored it silently).
 func Example() *specs.Spec {
 	// Functions, not shared slices: a caller may edit one list of many.
 	defaultCaps := func() []string { return []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"} }
@@ -12,7 +15,7 @@ func Example() *specs.Spec {
 		Version: specs.Version,
 		Root:    &specs.Root{Path: "rootfs", Readonly: true},
 		Process: &specs.Process{
-			Terminal: false,
+			Terminal: true,
 			User:     specs.User{UID: 0, GID: 0},
 			Args:     []string{"sh"},
 			Env: []string{
@@ -39,8 +42,12 @@ func Example() *specs.Spec {
 				Options: noSuidExecDev("mode=1777", "size=65536k")},
 			{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: noSuidExecDev()},
 			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: noSuidExecDev("ro")},
+			{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: noSuidExecDev("relatime", "ro")},
 		},
 		Linux: &specs.Linux{
+			Resources: &specs.LinuxResources{
+				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+			},
 			Namespaces: []specs.LinuxNamespace{
 				{Type: specs.PIDNamespace},
 				{Type: specs.NetworkNamespace},

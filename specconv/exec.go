@@ -21,7 +21,7 @@ func ParseProcess(data []byte) (*specs.Process, error) {
 // config.json's process; errors name the process.* field.
 func ConvertProcess(p *specs.Process) (*configs.Process, []string, error) {
 	c := &converter{spec: &specs.Spec{Process: p}, cfg: &configs.Config{}}
-	for _, step := range []func() error{c.unsupported, c.process, c.terminal} {
+	for _, step := range []func() error{c.process, c.terminal, c.security} {
 		if err := step(); err != nil {
 			return nil, nil, err
 		}

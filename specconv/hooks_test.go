@@ -82,7 +82,7 @@ func TestConvertConsoleSize(t *testing.T) {
 		t.Errorf("terminal %v, console size %s", got.Terminal, dump(got.ConsoleSize))
 	}
 	// Ignored without a terminal, as the spec says.
-	got = convert(t, withSpec(func(s *specs.Spec) { s.Process.ConsoleSize = box })).Process
+	got = convert(t, withSpec(func(s *specs.Spec) { s.Process.Terminal, s.Process.ConsoleSize = false, box })).Process
 	if got.ConsoleSize != nil {
 		t.Errorf("console size %s without a terminal", dump(got.ConsoleSize))
 	}

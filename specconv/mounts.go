@@ -2,7 +2,9 @@ package specconv
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -44,6 +46,12 @@ var mountFlags = map[string]mountFlag{
 	"nostrictatime": {true, unix.MS_STRICTATIME},
 	"nosymfollow":   {false, unix.MS_NOSYMFOLLOW},
 	"symfollow":     {true, unix.MS_NOSYMFOLLOW},
+	"iversion":      {false, unix.MS_I_VERSION},
+	"noiversion":    {true, unix.MS_I_VERSION},
+	"lazytime":      {false, unix.MS_LAZYTIME},
+	"nolazytime":    {true, unix.MS_LAZYTIME},
+	"silent":        {false, unix.MS_SILENT},
+	"loud":          {true, unix.MS_SILENT},
 	"bind":          {false, unix.MS_BIND},
 	"rbind":         {false, unix.MS_BIND | unix.MS_REC},
 }
@@ -60,21 +68,55 @@ var mountPropagation = map[string]int{
 	"runbindable": unix.MS_UNBINDABLE | unix.MS_REC,
 }
 
-// unsupportedOption reports whether o is one of runc's own options husk
-// does not implement yet. Passed on as data they would fail the mount or,
-// on a bind mount, be silently dropped (an "rro" mount left writable).
-func unsupportedOption(o string) bool {
-	switch o {
-	case "idmap", "ridmap", "tmpcopyup":
-		return true
-	}
-	// The recursive mount_setattr forms: rro, rnosuid, ratime...
-	if rest, ok := strings.CutPrefix(o, "r"); ok {
-		if f, ok := mountFlags[rest]; ok && f.flag&(unix.MS_BIND|unix.MS_REMOUNT) == 0 && rest != "defaults" {
-			return true
-		}
-	}
-	return false
+// recAttr is what a recursive option does with mount_setattr(2) on the
+// mount and every mount under it: set these MOUNT_ATTR_* bits, clear those.
+type recAttr struct {
+	set, clr uint64
+}
+
+// atime sets one atime mode: the kernel wants the whole atime field
+// cleared whenever one is set.
+func atime(mode uint64) recAttr { return recAttr{mode, unix.MOUNT_ATTR__ATIME} }
+
+// mountRecursive are the options applied with mount_setattr(AT_RECURSIVE),
+// as runc does: "rro" makes the submounts of a bind read-only too.
+var mountRecursive = map[string]recAttr{
+	"rro":            {unix.MOUNT_ATTR_RDONLY, 0},
+	"rrw":            {0, unix.MOUNT_ATTR_RDONLY},
+	"rnosuid":        {unix.MOUNT_ATTR_NOSUID, 0},
+	"rsuid":          {0, unix.MOUNT_ATTR_NOSUID},
+	"rnodev":         {unix.MOUNT_ATTR_NODEV, 0},
+	"rdev":           {0, unix.MOUNT_ATTR_NODEV},
+	"rnoexec":        {unix.MOUNT_ATTR_NOEXEC, 0},
+	"rexec":          {0, unix.MOUNT_ATTR_NOEXEC},
+	"rnodiratime":    {unix.MOUNT_ATTR_NODIRATIME, 0},
+	"rdiratime":      {0, unix.MOUNT_ATTR_NODIRATIME},
+	"rnosymfollow":   {unix.MOUNT_ATTR_NOSYMFOLLOW, 0},
+	"rsymfollow":     {0, unix.MOUNT_ATTR_NOSYMFOLLOW},
+	"rnoatime":       atime(unix.MOUNT_ATTR_NOATIME),
+	"rstrictatime":   atime(unix.MOUNT_ATTR_STRICTATIME),
+	"rrelatime":      atime(unix.MOUNT_ATTR_RELATIME),
+	"ratime":         atime(unix.MOUNT_ATTR_RELATIME), // "no noatime": the kernel's default, relatime
+	"rnorelatime":    atime(unix.MOUNT_ATTR_STRICTATIME),
+	"rnostrictatime": atime(unix.MOUNT_ATTR_RELATIME),
+}
+
+// refusedOptions are runc options husk does not implement. Passed on as
+// data they would fail the mount or, on a bind, be silently dropped.
+var refusedOptions = map[string]string{
+	"idmap":     "idmapped mounts are not implemented",
+	"ridmap":    "idmapped mounts are not implemented",
+	"tmpcopyup": "copying the image's files into a tmpfs is not implemented",
+}
+
+// MountOptions lists every option the mount parser gives a meaning to,
+// sorted: the mountOptions of `husk features`, made from the same tables.
+func MountOptions() []string {
+	out := slices.Collect(maps.Keys(mountFlags))
+	out = slices.AppendSeq(out, maps.Keys(mountPropagation))
+	out = slices.AppendSeq(out, maps.Keys(mountRecursive))
+	slices.Sort(out)
+	return out
 }
 
 // mounts converts the mounts list.
@@ -118,8 +160,13 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 			mnt.PropagationFlags = append(mnt.PropagationFlags, p)
 			continue
 		}
-		if unsupportedOption(o) {
-			return nil, notSupported(index(field+".options", j), fmt.Sprintf("remove %q", o))
+		if r, ok := mountRecursive[o]; ok {
+			mnt.RecAttrSet = mnt.RecAttrSet&^r.clr | r.set
+			mnt.RecAttrClr = mnt.RecAttrClr&^r.set | r.clr
+			continue
+		}
+		if why, ok := refusedOptions[o]; ok {
+			return nil, notSupported(index(field+".options", j), fmt.Sprintf("%s; remove %q", why, o))
 		}
 		data = append(data, o)
 	}

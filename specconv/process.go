@@ -46,6 +46,18 @@ func (c *converter) process() error {
 	if err != nil {
 		return err
 	}
+	scheduler, err := convertScheduler(p.Scheduler)
+	if err != nil {
+		return err
+	}
+	ioPriority, err := convertIOPriority(p.IOPriority)
+	if err != nil {
+		return err
+	}
+	affinity, err := convertCPUAffinity(p.ExecCPUAffinity)
+	if err != nil {
+		return err
+	}
 	c.cfg.Process = &configs.Process{
 		Args: slices.Clone(p.Args),
 		Env:  slices.Clone(p.Env),
@@ -61,6 +73,9 @@ func (c *converter) process() error {
 		Rlimits:         rlimits,
 		OomScoreAdj:     clonePtr(p.OOMScoreAdj),
 		Terminal:        p.Terminal,
+		Scheduler:       scheduler,
+		IOPriority:      ioPriority,
+		CPUAffinity:     affinity,
 	}
 	return nil
 }

@@ -54,6 +54,11 @@ type Mount struct {
 	// PropagationFlags are MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE
 	// (possibly with MS_REC), applied one after the other after the mount.
 	PropagationFlags []int `json:"propagation_flags,omitempty"`
+	// RecAttrSet and RecAttrClr are MOUNT_ATTR_* bits set and cleared with
+	// mount_setattr(AT_RECURSIVE) on the mount and all its submounts (the
+	// "rro", "rnosuid", ... options).
+	RecAttrSet uint64 `json:"rec_attr_set,omitempty"`
+	RecAttrClr uint64 `json:"rec_attr_clr,omitempty"`
 }
 
 // IsBind reports whether the mount is a bind mount.
@@ -114,6 +119,14 @@ type Process struct {
 	// socket (--console-socket) that receives the pty master. The parent
 	// connects to it and passes the connection to init.
 	ConsoleSocket string `json:"console_socket,omitempty"`
+
+	Scheduler   *Scheduler   `json:"scheduler,omitempty"`
+	IOPriority  *IOPriority  `json:"io_priority,omitempty"`
+	CPUAffinity *CPUAffinity `json:"cpu_affinity,omitempty"`
+	// AppArmorProfile is process.apparmorProfile, applied at exec.
+	AppArmorProfile string `json:"apparmor_profile,omitempty"`
+	// SelinuxLabel is process.selinuxLabel, applied at exec.
+	SelinuxLabel string `json:"selinux_label,omitempty"`
 }
 
 // ConsoleSize is a terminal's size in characters.
@@ -161,6 +174,16 @@ type Config struct {
 	Hooks  Hooks  `json:"hooks,omitempty"`
 	// Seccomp is linux.seccomp; nil: no filter.
 	Seccomp *Seccomp `json:"seccomp,omitempty"`
+
+	Personality  *Personality  `json:"personality,omitempty"`
+	MemoryPolicy *MemoryPolicy `json:"memory_policy,omitempty"`
+	// NetDevices maps a host network device name to how it appears in the
+	// container (linux.netDevices).
+	NetDevices map[string]NetDevice `json:"net_devices,omitempty"`
+	// MountLabel and IntelRdt are refused by Validate (lsm.go) until husk
+	// applies them; they are kept so the refusal can name them.
+	MountLabel string    `json:"mount_label,omitempty"`
+	IntelRdt   *IntelRdt `json:"intel_rdt,omitempty"`
 
 	// Cgroup is linux.cgroupsPath and linux.resources; nil: the defaults.
 	Cgroup *Cgroup `json:"cgroup,omitempty"`

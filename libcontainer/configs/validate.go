@@ -35,7 +35,7 @@ func Validate(c *Config) error {
 	if c.NewNamespace(NEWUSER) && (len(c.UIDMappings) == 0 || len(c.GIDMappings) == 0) {
 		return fmt.Errorf("linux.uidMappings, linux.gidMappings: a new user namespace needs both")
 	}
-	return nil
+	return checkSecurity(c)
 }
 
 // checkNsPath opens a namespace path and asks the kernel its type.

@@ -50,7 +50,7 @@ func bindMount(r *rootDir, m *configs.Mount) error {
 			return err
 		}
 	}
-	return propagate(r, m)
+	return finishMount(r, m)
 }
 
 // remountBind sets the per-mount flags of the mount at target to flags,

@@ -51,7 +51,7 @@ func mountCgroup2(r *rootDir, m *configs.Mount, cgroupns bool, own string) error
 	if err != nil {
 		return err
 	}
-	return propagate(r, m)
+	return finishMount(r, m)
 }
 
 // mountCgroup1 makes a tmpfs at m.Destination holding one directory per
@@ -89,7 +89,7 @@ func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]st
 			return err
 		}
 	}
-	return propagate(r, m)
+	return finishMount(r, m)
 }
 
 // mountHierarchy mounts the host hierarchy h under m.Destination, by its

@@ -44,7 +44,7 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
 	if err != nil {
 		return err
 	}
-	return propagate(r, m)
+	return finishMount(r, m)
 }
 
 // mountSource is the mount's source, or its type when it has none.
@@ -78,6 +78,33 @@ func fallbackBind(m *configs.Mount, src string) *configs.Mount {
 	b.Flags = m.Flags | unix.MS_BIND | unix.MS_REC
 	b.Data = ""
 	return &b
+}
+
+// finishMount applies what comes after the mount itself: the recursive
+// attributes ("rro", ...), then the propagation.
+func finishMount(r *rootDir, m *configs.Mount) error {
+	if err := setRecursiveAttrs(r, m); err != nil {
+		return err
+	}
+	return propagate(r, m)
+}
+
+// setRecursiveAttrs sets and clears m's MOUNT_ATTR_* bits on the mount at
+// its destination and on every mount under it.
+func setRecursiveAttrs(r *rootDir, m *configs.Mount) error {
+	if m.RecAttrSet == 0 && m.RecAttrClr == 0 {
+		return nil
+	}
+	dst, err := r.open(m.Destination, mustExist)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	attr := &unix.MountAttr{Attr_set: m.RecAttrSet, Attr_clr: m.RecAttrClr}
+	if err := mountSetattr(dst.fd, unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+		return fmt.Errorf("set recursive attributes (set %#x, clear %#x): %w", m.RecAttrSet, m.RecAttrClr, err)
+	}
+	return nil
 }
 
 // propagate applies m's propagation flags, one after the other.

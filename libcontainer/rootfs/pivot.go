@@ -20,11 +20,12 @@ func prepareRoot(c *configs.Config, root string) error {
 	if err := mount("", "/", "", flags, ""); err != nil {
 		return fmt.Errorf("linux.rootfsPropagation %#x: set on /: %w", flags, err)
 	}
-	if flags&unix.MS_SHARED != 0 {
-		// Else the bind below would propagate back into the host.
-		if err := parentMountPrivate(root); err != nil {
-			return fmt.Errorf("linux.rootfsPropagation: %w", err)
-		}
+	// Whatever is still shared (all of it with "shared", the mounts under
+	// "/" with a non-recursive "private" or "slave"): the mount the rootfs
+	// lies on must not be, else the bind below and every container mount
+	// would propagate back into the host.
+	if err := parentMountPrivate(root); err != nil {
+		return fmt.Errorf("linux.rootfsPropagation: %w", err)
 	}
 	if err := mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("root.path %q: bind onto itself: %w", root, err)

@@ -14,6 +14,10 @@ func mount(source, target, fstype string, flags int, data string) error {
 	return os.NewSyscallError("mount", unix.Mount(source, target, fstype, uintptr(flags), data))
 }
 
+func mountSetattr(dirfd int, flags uint, attr *unix.MountAttr) error {
+	return os.NewSyscallError("mount_setattr", unix.MountSetattr(dirfd, "", flags, attr))
+}
+
 func umount2(target string, flags int) error {
 	return os.NewSyscallError("umount2", unix.Unmount(target, flags))
 }

@@ -19,13 +19,14 @@ load helpers
 	run -0 jq -e . "$d/config.json"
 }
 
-@test "husk run runs the spec as is (default sh, stdin from /dev/null)" {
+@test "husk run runs the spec as is (sh on a terminal, as runc's spec; exit typed in)" {
 	local id
 	id="$(new_id)"
 	rm -f "$BUNDLE/config.json"
 	run -0 husk spec --bundle "$BUNDLE"
-	run -0 jq -e '.process.args == ["sh"]' "$BUNDLE/config.json"
-	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	run -0 jq -e '.process.args == ["sh"] and .process.terminal == true' "$BUNDLE/config.json"
+	# The pty gets husk's stdin: the shell reads "exit" from it.
+	run -0 husk run --bundle "$BUNDLE" "$id" <<<"exit 0"
 	assert_no_container "$id"
 }
 

@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# process.scheduler, ioPriority, execCPUAffinity, apparmorProfile/selinuxLabel,
+# and linux.personality, memoryPolicy: applied inside the container, or
+# refused with the field and the value named.
+
+load helpers
+
+# run_in_container CMD: husk run the busybox shell command CMD; $output is
+# its stdout and stderr.
+run_in_container() {
+	local id
+	id="$(new_id)"
+	set_args sh -c "$1"
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	local got="$output"
+	assert_no_container "$id"
+	output="$got"
+}
+
+# create_fails_with TEXT...: husk create fails, says each TEXT, leaves nothing.
+create_fails_with() {
+	local id
+	id="$(new_id)"
+	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "$@"
+	assert_no_container "$id"
+}
+
+# Fields of /proc/self/stat: 19 nice, 40 rt_priority, 41 policy.
+@test "process.scheduler: SCHED_BATCH with nice 5" {
+	update_config '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 5}'
+	run_in_container 'cut -d" " -f19,41 /proc/self/stat'
+	[ "$output" = "5 3" ] || fail "nice and policy: $output, want '5 3' (SCHED_BATCH is 3)"
+}
+
+@test "process.scheduler: SCHED_IDLE, inherited by children" {
+	update_config '.process.scheduler = {"policy": "SCHED_IDLE"}'
+	run_in_container 'cat /proc/self/stat | cut -d" " -f41'
+	[ "$output" = "5" ] || fail "policy: $output, want 5 (SCHED_IDLE)"
+}
+
+@test "process.scheduler: SCHED_FIFO priority 10 with a realtime budget" {
+	[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] || skip "no cgroup v1 cpu controller with RT group scheduling"
+	local id
+	id="$(new_id)"
+	# With RT group scheduling a new cgroup has no realtime time unless
+	# linux.resources.cpu.realtimeRuntime gives it some, and only a parent
+	# with a budget can: the cgroup goes right under the root.
+	update_config --arg p "/$id" '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 10}
+		| .linux.cgroupsPath = $p
+		| .linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}'
+	set_args sh -c 'cut -d" " -f40,41 /proc/self/stat'
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "10 1" ] || fail "rt_priority and policy: $output, want '10 1'"
+}
+
+@test "process.scheduler: a bad policy is refused at create" {
+	update_config '.process.scheduler = {"policy": "SCHED_FAST"}'
+	create_fails_with "process.scheduler.policy" "SCHED_FAST"
+}
+
+@test "process.scheduler: priority out of range is refused at create" {
+	update_config '.process.scheduler = {"policy": "SCHED_RR", "priority": 100}'
+	create_fails_with "process.scheduler.priority" "100"
+}
+
+@test "process.ioPriority: IOPRIO_CLASS_BE priority 6" {
+	update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 6}'
+	run_in_container 'ionice'
+	[ "$output" = "best-effort: prio 6" ] || fail "ionice: $output"
+}
+
+@test "process.ioPriority: IOPRIO_CLASS_IDLE" {
+	update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}'
+	run_in_container 'ionice'
+	[ "$output" = "idle" ] || fail "ionice: $output"
+}
+
+@test "process.ioPriority: a bad class is refused at create" {
+	update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_FAST", "priority": 1}'
+	create_fails_with "process.ioPriority.class" "IOPRIO_CLASS_FAST"
+}
+
+@test "process.execCPUAffinity: final pins the process" {
+	[ "$(nproc --all)" -ge 2 ] || skip "needs 2 CPUs"
+	update_config '.process.execCPUAffinity = {"initial": "0", "final": "1"}'
+	run_in_container 'grep Cpus_allowed_list /proc/self/status'
+	[[ "$output" =~ Cpus_allowed_list:[[:space:]]+1$ ]] || fail "affinity: $output, want 1"
+}
+
+@test "process.execCPUAffinity: initial alone is applied to init" {
+	[ "$(nproc --all)" -ge 2 ] || skip "needs 2 CPUs"
+	update_config '.process.execCPUAffinity = {"initial": "1"}'
+	run_in_container 'grep Cpus_allowed_list /proc/self/status'
+	[[ "$output" =~ Cpus_allowed_list:[[:space:]]+1$ ]] || fail "affinity: $output, want 1"
+}
+
+@test "process.execCPUAffinity: a bad cpu list is refused at create" {
+	update_config '.process.execCPUAffinity = {"final": "0-x"}'
+	create_fails_with "process.execCPUAffinity.final" '"0-x"'
+}
+
+@test "linux.personality: LINUX32 makes uname -m say i686" {
+	[ "$(uname -m)" = x86_64 ] || skip "LINUX32 on x86_64 only"
+	update_config '.linux.personality = {"domain": "LINUX32"}'
+	run_in_container 'uname -m'
+	[ "$output" = "i686" ] || fail "uname -m: $output"
+}
+
+@test "linux.personality: LINUX keeps the native machine" {
+	update_config '.linux.personality = {"domain": "LINUX"}'
+	run_in_container 'uname -m'
+	[ "$output" = "$(uname -m)" ] || fail "uname -m: $output"
+}
+
+@test "linux.personality: a bad domain is refused at create" {
+	update_config '.linux.personality = {"domain": "LINUX64"}'
+	create_fails_with "linux.personality.domain" "LINUX64"
+}
+
+@test "linux.memoryPolicy: MPOL_BIND to node 0" {
+	[ -e /proc/self/numa_maps ] || skip "kernel without NUMA (no /proc/self/numa_maps)"
+	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND", "nodes": "0"}'
+	run_in_container 'head -1 /proc/self/numa_maps'
+	[[ "$output" == *" bind:0 "* ]] || fail "numa_maps: $output, want bind:0"
+}
+
+@test "linux.memoryPolicy: MPOL_BIND without nodes is refused at create" {
+	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND"}'
+	create_fails_with "linux.memoryPolicy.nodes" "MPOL_BIND"
+}
+
+@test "process.apparmorProfile: refused on a host without AppArmor" {
+	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] || skip "this host has AppArmor"
+	update_config '.process.apparmorProfile = "husk-test"'
+	create_fails_with "process.apparmorProfile" "husk-test" "AppArmor is not enabled on this host"
+}
+
+@test "process.selinuxLabel: refused on a host without SELinux" {
+	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
+	update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0"'
+	create_fails_with "process.selinuxLabel" "container_t" "SELinux is not enabled on this host"
+}
+
+@test "linux.mountLabel: refused on a host without SELinux" {
+	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
+	update_config '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'
+	create_fails_with "linux.mountLabel" "container_file_t" "SELinux is not enabled on this host"
+}
+
+@test "linux.intelRdt: refused on a host without resctrl" {
+	[ ! -e /sys/fs/resctrl/schemata ] || skip "this host has resctrl"
+	update_config '.linux.intelRdt = {"closID": "husk"}'
+	create_fails_with "linux.intelRdt" "Intel RDT is not enabled on this host"
+}
+
+@test "process.rlimits: RLIMIT_NOFILE soft and hard" {
+	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 100, "hard": 200}]'
+	run_in_container 'echo $(ulimit -n) $(ulimit -Hn)'
+	[ "$output" = "100 200" ] || fail "ulimit: $output"
+}
+
+@test "process.capabilities: the sets reach the process" {
+	update_config '.process.capabilities = {"bounding": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"], "inheritable": ["CAP_KILL"], "ambient": ["CAP_KILL"]}'
+	run_in_container 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb)" /proc/self/status'
+	# CAP_KILL is bit 5 (0x20), CAP_CHOWN bit 0.
+	assert_contains "$output" "CapInh:	0000000000000020" "CapPrm:	0000000000000020" \
+		"CapEff:	0000000000000020" "CapBnd:	0000000000000021" "CapAmb:	0000000000000020"
+}
+
+@test "process.noNewPrivileges: true sets NoNewPrivs" {
+	update_config '.process.noNewPrivileges = true'
+	run_in_container 'grep NoNewPrivs /proc/self/status'
+	assert_contains "$output" "NoNewPrivs:	1"
+}
+
+@test "process.oomScoreAdj: applied to the process" {
+	update_config '.process.oomScoreAdj = 123'
+	run_in_container 'cat /proc/self/oom_score_adj'
+	[ "$output" = 123 ] || fail "oom_score_adj: $output"
+}
+
+@test "process.user.umask: applied to the process" {
+	update_config '.process.user.umask = 63'
+	run_in_container 'umask'
+	[ "$output" = 0077 ] || fail "umask: $output"
+}
+
+@test "linux.sysctl: a network sysctl is set in the container's namespace" {
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1"}'
+	run_in_container 'cat /proc/sys/net/ipv4/ip_forward'
+	[ "$output" = 1 ] || fail "ip_forward: $output"
+}
+
+@test "domainname: set in the container's uts namespace" {
+	update_config '.domainname = "example.org"'
+	run_in_container 'cat /proc/sys/kernel/domainname'
+	[ "$output" = example.org ] || fail "domainname: $output"
+}
+
+@test "linux.devices: a listed device node is made with its mode and owner" {
+	update_config '.linux.devices = [{"path": "/dev/husknull", "type": "c", "major": 1, "minor": 3, "fileMode": 432, "uid": 1000, "gid": 1000}]'
+	run_in_container 'stat -c "%t:%T %a %u:%g" /dev/husknull'
+	[ "$output" = "1:3 660 1000:1000" ] || fail "stat: $output"
+}
+
+@test "session keyring: the process has a session keyring of its own" {
+	# /proc/keys is masked by the default spec.
+	update_config '.linux.maskedPaths = []'
+	run_in_container 'grep " _ses" /proc/keys | wc -l'
+	[ "$output" -ge 1 ] || fail "no session keyring: $output"
+}
