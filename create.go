@@ -69,6 +69,7 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		Stdin:   os.Stdin,
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
+		CNI:     cniOptions(cmd),
 	})
 	if err != nil {
 		tty.close()
