@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer"
@@ -22,20 +23,33 @@ var cniFlags = []cli.Flag{
 	&cli.StringFlag{Name: "cni-cache-dir", Value: "/var/lib/cni", Usage: "libcni's cache of ADD results"},
 }
 
-// cniOptions are the CNI global flags' values.
+// cniOptions are the CNI global flags' values, as absolute paths: they are
+// recorded at create and used again by delete, from any directory.
 func cniOptions(cmd *cli.Command) cni.Options {
 	root := cmd.Root()
 	var bins []string
 	for _, d := range strings.Split(root.String("cni-bin-dir"), ":") {
 		if d != "" {
-			bins = append(bins, d)
+			bins = append(bins, absPath(d))
 		}
 	}
 	return cni.Options{
-		ConfDir:  root.String("cni-conf-dir"),
+		ConfDir:  absPath(root.String("cni-conf-dir")),
 		BinDirs:  bins,
-		CacheDir: root.String("cni-cache-dir"),
+		CacheDir: absPath(root.String("cni-cache-dir")),
 	}
+}
+
+// absPath is path made absolute; left as it is if that fails (the later
+// use then says what is wrong with it).
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 var cniCommand = &cli.Command{
