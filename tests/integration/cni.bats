@@ -228,7 +228,10 @@ assert_bridge_empty() {
 	wait_file_has "$TEST_DIR/$id.out" DONE
 	assert_contains "$(cat "$TEST_DIR/$id.out")" "inet $CNI_PREFIX.77/24"
 	[ "$(husk state "$id" | jq -r .cni.ifname)" = net1 ] || fail "state ifname"
-	run -0 husk delete --force "$id"
+	# A plain delete of the stopped container detaches it too.
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run -0 husk delete "$id"
 	assert_network_gone "$id"
 	assert_bridge_empty
 }
@@ -284,6 +287,20 @@ assert_bridge_empty() {
 	set_args true
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
 	assert_contains "$output" "CNI ADD of network \"$CNI_NET\"" "10.231.255.250"
+	assert_no_container "$id"
+	assert_network_gone "$id"
+	assert_bridge_empty
+}
+
+@test "cni: a create that fails after the ADD (a createRuntime hook) detaches, leaves nothing" {
+	local id
+	id="$(new_id)"
+	write_net
+	use_cni
+	set_args true
+	update_config '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "echo hcni-hook-says-no >&2; exit 3"]}]'
+	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" hcni-hook-says-no
 	assert_no_container "$id"
 	assert_network_gone "$id"
 	assert_bridge_empty
