@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Debian packages the integration suites need; `make test` installs the
 # missing ones (a no-op in CI, where .ci/run has installed them).
-TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux
+TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins
 
 BENCH_N    ?= 30
 BENCH_ARGS ?=

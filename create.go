@@ -72,6 +72,7 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,
 		ExtraFiles: extra,
+		CNI:        cniOptions(cmd),
 	})
 	if err != nil {
 		tty.close()

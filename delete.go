@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/urfave/cli/v3"
@@ -26,8 +24,9 @@ var deleteCommand = &cli.Command{
 		c, err := libcontainer.Load(root, id)
 		if errors.Is(err, libcontainer.ErrNotExist) && cmd.Bool("force") {
 			// Like runc: nothing to delete is fine with --force, and a
-			// create killed before it saved its state leaves a bare dir.
-			return os.RemoveAll(filepath.Join(root, id))
+			// create killed before it saved its state leaves a bare dir
+			// (and maybe a CNI network).
+			return libcontainer.RemoveUnfinished(root, id)
 		}
 		if err != nil {
 			return err

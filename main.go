@@ -32,7 +32,7 @@ func main() {
 		Name:    "husk",
 		Usage:   "an OCI container runtime (runc's command line)",
 		Version: version,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "root", Value: "/run/husk", Usage: "directory for container state"},
 			&cli.StringFlag{Name: "log", Usage: "log file (default: stderr)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
@@ -40,13 +40,13 @@ func main() {
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver (not available)"},
 			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "ignored; accepted for runc compatibility"},
 			&cli.StringFlag{Name: "criu", Usage: "ignored; husk has no checkpoint/restore"},
-		},
+		}, cniFlags...),
 		Before: setupLogging,
 		Commands: []*cli.Command{
 			createCommand, startCommand, runCommand, stateCommand, killCommand,
 			deleteCommand, listCommand, specCommand, initCommand,
 			execCommand, pauseCommand, resumeCommand, updateCommand, eventsCommand, psCommand,
-			featuresCommand,
+			featuresCommand, cniCommand, cniHookCommand,
 		},
 		// Errors are printed once, by main.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},

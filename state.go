@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/urfave/cli/v3"
 )
 
@@ -15,7 +16,11 @@ var stateCommand = &cli.Command{
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		return withContainer(cmd, func(c *libcontainer.Container) error {
-			data, err := json.MarshalIndent(c.Summarize(), "", "  ")
+			// runc's fields, then husk's CNI attachment if there is one.
+			data, err := json.MarshalIndent(struct {
+				libcontainer.Summary
+				CNI *cni.Record `json:"cni,omitempty"`
+			}{c.Summarize(), c.Network()}, "", "  ")
 			if err != nil {
 				return err
 			}

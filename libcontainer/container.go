@@ -129,7 +129,7 @@ func (c *Container) Delete(force bool) error {
 			return err
 		}
 	}
-	return c.destroy()
+	return c.destroy(force)
 }
 
 // kill sends SIGKILL to init and waits until it is gone.
@@ -141,9 +141,13 @@ func (c *Container) kill() error {
 	return waitGone(c.State.InitPid, c.State.InitStart)
 }
 
-// destroy removes everything husk made for the container.
-func (c *Container) destroy() error {
+// destroy removes everything husk made for the container. With force a
+// failed CNI DEL is only logged.
+func (c *Container) destroy(force bool) error {
 	if err := c.destroyCgroups(); err != nil {
+		return err
+	}
+	if err := c.detachNetwork(force); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(c.dir); err != nil {

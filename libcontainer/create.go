@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -26,6 +27,9 @@ type CreateOpts struct {
 	Stdin, Stdout, Stderr *os.File
 	// ExtraFiles become the process's fds 3, 4, … (--preserve-fds).
 	ExtraFiles []*os.File
+	// CNI says where network lists and plugins are, for a container whose
+	// annotations ask for a CNI network.
+	CNI cni.Options
 }
 
 // Create builds the container up to the point where its init waits on
@@ -36,6 +40,10 @@ func Create(o CreateOpts) (*Container, error) {
 	}
 	if err := configs.Validate(o.Config); err != nil {
 		return nil, err
+	}
+	network, err := cni.ForConfig(o.Config)
+	if err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
 	}
 	if err := setSubreaper(); err != nil {
 		return nil, err
@@ -56,14 +64,14 @@ func Create(o CreateOpts) (*Container, error) {
 		return nil, err
 	}
 	c := &Container{ID: o.ID, dir: dir, lock: lock}
-	if err := c.create(o); err != nil {
+	if err := c.create(o, network); err != nil {
 		c.undoCreate()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Container) create(o CreateOpts) error {
+func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	fifo := filepath.Join(c.dir, fifoName)
 	if err := unix.Mkfifo(fifo, 0o622); err != nil {
 		return fmt.Errorf("mkfifo %s: %w", fifo, err)
@@ -72,6 +80,11 @@ func (c *Container) create(o CreateOpts) error {
 	// to open it for writing.
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
+	}
+	if network != nil {
+		if err := c.attachNetwork(o.Config, network, o.CNI); err != nil {
+			return err
+		}
 	}
 	c.State = &State{
 		OCIVersion:  o.Config.OCIVersion,
@@ -135,6 +148,9 @@ func (c *Container) undoCreate() {
 		unix.Wait4(c.State.InitPid, &ws, 0, nil)
 	}
 	c.runPoststop()
+	if err := c.detachNetwork(true); err != nil {
+		logrus.Warnf("undo create: %v", err)
+	}
 	if err := c.destroyCgroups(); err != nil {
 		// Keep the state: it is how delete --force finds the cgroups.
 		logrus.Warnf("undo create: %v (retry with delete --force %s)", err, c.ID)

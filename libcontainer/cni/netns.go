@@ -1,0 +1,85 @@
+package cni
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// NetnsDir is where named network namespaces live, as `ip netns` and
+// containerd keep them.
+const NetnsDir = "/var/run/netns"
+
+// NetnsPath is the named netns husk makes for container id.
+func NetnsPath(id string) string {
+	return filepath.Join(NetnsDir, "husk-"+id)
+}
+
+// newNetns makes path a bind mount of a new network namespace, as
+// `ip netns add` does: the namespace lives as long as the mount, with or
+// without processes in it. An existing path is an error and left alone.
+func newNetns(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("netns dir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("netns %s already exists (another container with this id, or a leftover: ip netns delete %s)",
+			path, filepath.Base(path))
+	}
+	if err != nil {
+		return fmt.Errorf("create netns file: %w", err)
+	}
+	f.Close()
+	if err := bindNewNetns(path); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// bindNewNetns unshares a network namespace on a thread of its own and
+// bind-mounts that thread's namespace onto path. The thread is never
+// unlocked: it ends with its goroutine, so no other goroutine ever runs in
+// the new namespace.
+func bindNewNetns(path string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+			return
+		}
+		self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+		if err := unix.Mount(self, path, "", unix.MS_BIND, ""); err != nil {
+			errc <- fmt.Errorf("bind mount %s on %s: %w", self, path, err)
+			return
+		}
+		errc <- nil
+	}()
+	return <-errc
+}
+
+// removeNetns unmounts and removes a netns newNetns made; a path that is
+// gone, or no longer a mount, is fine.
+func removeNetns(path string) error {
+	err := unix.Unmount(path, unix.MNT_DETACH)
+	if err != nil && err != unix.EINVAL && err != unix.ENOENT {
+		return fmt.Errorf("unmount netns %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove netns %s: %w", path, err)
+	}
+	return nil
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
