@@ -217,15 +217,6 @@ containerd_start() {
 	fail "containerd did not come up on $d/c.sock"
 }
 
-# shim_pids DIR prints the pids of shims serving the containerd of DIR.
-shim_pids() {
-	local d="$1" pid
-	for pid in $(pgrep -f 'containerd-shim-runc-v2'); do
-		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$d/c.sock" && echo "$pid"
-	done
-	return 0
-}
-
 # containerd_stop DIR: SIGTERM the containerd of DIR by its PID and wait.
 containerd_stop() {
 	local d="$1" pid i
@@ -250,16 +241,15 @@ new_lines() {
 }
 
 # leaks_of DIR [CGROUP-NAME...]: print one line per thing the suite in DIR
-# left behind, after its daemons stopped: shims, mounts, netns, shim sockets,
+# left behind, after its daemons stopped: processes (shims, conmon, the
+# runtime), mounts, netns, shim sockets,
 # CNI results and IPAM leases, the hcri0 bridge and its veths, cgroups.
 leaks_of() {
 	local d="$1" pid m n cg
 	shift
-	for pid in $(shim_pids "$d"); do
-		echo "shim process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
-	done
-	for pid in $(pgrep -f -- "--root $d/"); do
-		echo "process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	# Shims, conmon, runtime calls: any process naming the suite dir.
+	for pid in $(pgrep -f -- "$d/"); do
+		echo "process $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
 	done
 	grep -F " $d/" /proc/self/mountinfo | awk '{print "mount " $5}'
 	[ -f "$d/netns.before" ] && new_lines "$d/netns.before" /var/run/netns | sed 's/^/netns /'
@@ -279,7 +269,7 @@ leaks_of() {
 clean_leaks() {
 	local d="$1" pid cg f
 	shift
-	for pid in $(shim_pids "$d") $(pgrep -f -- "--root $d/"); do
+	for pid in $(pgrep -f -- "$d/"); do
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	# Container processes the shims left: whatever is in the suite's cgroups.
@@ -342,7 +332,7 @@ remove_created_dirs() {
 remove_cgroup_parent() {
 	local d
 	for d in /sys/fs/cgroup/*/"$1" /sys/fs/cgroup/unified/"$1"; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+		[ ! -d "$d" ] || rmdir "$d" 2>/dev/null || true
 	done
 	return 0
 }
