@@ -92,6 +92,13 @@ run_detached() {
 	run -0 ctr_run --rm "$IMAGE_REF" "$id" true
 }
 
+@test "ctr run: a missing command fails with the runtime's reason, and nothing stays" {
+	local id
+	id="$(cid)"
+	run ! ctr_run --rm "$IMAGE_REF" "$id" /no/such/cmd
+	assert_contains "$output" "/no/such/cmd" "no such file or directory"
+}
+
 @test "ctr run: stdin reaches the container" {
 	local id
 	id="$(cid)"
@@ -138,6 +145,17 @@ run_detached() {
 	run -0 ctr_ task resume "$id"
 	[ "$(task_status "$id")" = RUNNING ] || fail "after resume: $(task_status "$id")"
 	run -0 ctr_ task delete -f "$id"
+}
+
+@test "ctr task delete --force of a paused task kills and removes it" {
+	local id pid
+	id="$(cid)"
+	run_detached "$id" sleep 1000
+	pid="$(task_pid "$id")"
+	run -0 ctr_ task pause "$id"
+	run -0 ctr_ task delete --force "$id"
+	assert_pid_gone "$pid"
+	[ -z "$(task_status "$id")" ] || fail "task still listed: $(task_status "$id")"
 }
 
 @test "ctr task kill --all signals every process of the task" {

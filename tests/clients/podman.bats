@@ -108,6 +108,13 @@ podman_cleanup() {
 	[[ "$output" == *2 ]] || fail "seccomp mode (2 = filter): $output"
 }
 
+@test "podman run: a missing command exits 127, a non-executable one 126, with the runtime's reason" {
+	run -127 prun --rm "$IMAGE_REF" /no/such/cmd
+	assert_contains "$output" "/no/such/cmd"
+	run -126 prun --rm "$IMAGE_REF" /etc/passwd
+	assert_contains "$output" "/etc/passwd" "permission denied"
+}
+
 @test "podman run -d: a detached container runs, stops (exit 137), and is removed" {
 	local id pid
 	run -0 prun -d --name pd1 "$IMAGE_REF" sleep 1000
@@ -130,6 +137,29 @@ podman_cleanup() {
 	pid="$(podman_ inspect --format '{{.State.Pid}}' pd2)"
 	run -0 podman_ rm -f -t 0 pd2
 	assert_pid_gone "$pid"
+}
+
+@test "podman pause, unpause and kill of a detached container" {
+	local pid
+	run -0 prun -d --name pd5 "$IMAGE_REF" sleep 1000
+	pid="$(podman_ inspect --format '{{.State.Pid}}' pd5)"
+	run -0 podman_ pause pd5
+	run -0 podman_ inspect --format '{{.State.Status}}' pd5
+	[ "$output" = paused ] || fail "after pause: $output"
+	run -0 podman_ unpause pd5
+	run -0 podman_ inspect --format '{{.State.Status}}' pd5
+	[ "$output" = running ] || fail "after unpause: $output"
+	run -0 podman_ kill --signal KILL pd5
+	wait_until 10 bash -c "! kill -0 $pid 2>/dev/null || [ \"\$(awk '{print \$3}' /proc/$pid/stat 2>/dev/null)\" = Z ]" ||
+		fail "pid $pid alive after podman kill"
+	run -0 podman_ wait pd5
+	[ "$output" = 137 ] || fail "podman wait: $output"
+	run -0 podman_ rm pd5
+}
+
+@test "podman run -t: the process has a terminal (console socket through conmon)" {
+	run -0 prun --rm -t "$IMAGE_REF" sh -c 'test -t 0 && test -t 1 && echo TTY-YES'
+	assert_contains "$output" TTY-YES
 }
 
 @test "podman logs of a detached container (k8s-file)" {

@@ -10,6 +10,8 @@
 //	criclient -a SOCK start ID
 //	criclient -a SOCK status ID                           ContainerStatus (verbose) as JSON
 //	criclient -a SOCK exec [--timeout S] ID -- ARGS...    ExecSync: stdout, stderr, exit code
+//	criclient -a SOCK update [--memory BYTES] [--cpu-shares N] ID
+//	                                                      UpdateContainerResources
 //	criclient -a SOCK stop [--timeout S] ID
 //	criclient -a SOCK rm ID
 //	criclient -a SOCK stopp POD
@@ -53,7 +55,7 @@ func run(args []string) (int, error) {
 		return 0, err
 	}
 	if global.NArg() == 0 {
-		return 0, fmt.Errorf("no command (version, runp, pstatus, create, start, status, exec, stop, rm, stopp, rmp)")
+		return 0, fmt.Errorf("no command (version, runp, pstatus, create, start, status, exec, update, stop, rm, stopp, rmp)")
 	}
 	conn, err := grpc.NewClient("unix://"+*addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -79,6 +81,8 @@ func run(args []string) (int, error) {
 		return 0, c.status(rest)
 	case "exec":
 		return c.exec(rest)
+	case "update":
+		return 0, c.update(rest)
 	case "stop":
 		return 0, c.stop(rest)
 	case "rm":
@@ -282,6 +286,25 @@ func (c *client) exec(args []string) (int, error) {
 	os.Stdout.Write(resp.Stdout)
 	os.Stderr.Write(resp.Stderr)
 	return int(resp.ExitCode), nil
+}
+
+// update sends UpdateContainerResources with the given cgroupfs limits.
+func (c *client) update(args []string) error {
+	fs := flag.NewFlagSet("update", flag.ContinueOnError)
+	memory := fs.Int64("memory", 0, "memory limit in bytes")
+	shares := fs.Int64("cpu-shares", 0, "CPU shares")
+	id, err := oneID("update", args, fs)
+	if err != nil {
+		return err
+	}
+	req := &runtimeapi.UpdateContainerResourcesRequest{
+		ContainerId: id,
+		Linux:       &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: *memory, CpuShares: *shares},
+	}
+	if _, err := c.rt.UpdateContainerResources(c.ctx, req); err != nil {
+		return fmt.Errorf("UpdateContainerResources %s: %w", id, err)
+	}
+	return nil
 }
 
 func (c *client) stop(args []string) error {
