@@ -1,7 +1,8 @@
 # husk: build, test, benchmark, demo. Run as root on Debian 12.
 #
 #   make demo    build husk and run a container from a busybox bundle
-#   make test    unit tests, then the bats integration suites
+#   make test    unit tests, the bats integration suites, then the client
+#                suites (containerd/ctr, the CRI, podman driving husk)
 
 SHELL := /bin/bash
 
@@ -15,11 +16,17 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # missing ones (a no-op in CI, where .ci/run has installed them).
 TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins
 
+# The client suites (tests/clients) also need these; `make clients`
+# installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the
+# clients drive, e.g. HUSK_CLIENT_RUNTIME=/usr/sbin/runc make clients.
+CLIENT_DEPS := containerd podman containernetworking-plugins busybox-static bats jq iproute2 bsdutils
+HUSK_CLIENT_RUNTIME ?= $(CURDIR)/husk
+
 BENCH_N    ?= 30
 BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 
-.PHONY: all husk test unit integration test-deps bench demo clean
+.PHONY: all husk test unit integration clients test-deps client-deps bench demo clean
 
 all: husk
 
@@ -27,7 +34,7 @@ all: husk
 husk:
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
 
-test: unit integration
+test: unit integration clients
 
 unit:
 	$(GO) test ./...
@@ -38,12 +45,27 @@ integration: husk test-deps
 	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure -r tests/integration \
 		| awk -f tests/integration/summary.awk
 
+# containerd via ctr, the CRI (criclient, a k8s.io/cri-api client, its own
+# Go module) and podman, each with private daemons, driving HUSK_CLIENT_RUNTIME.
+clients: husk client-deps
+	set -o pipefail; \
+	HUSK_CLIENT_RUNTIME=$(HUSK_CLIENT_RUNTIME) $(BATS) --tap --timing --print-output-on-failure tests/clients \
+		| awk -f tests/integration/summary.awk
+
 test-deps:
-	@missing=$$(for p in $(TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing" $$missing; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
-	fi
+	@$(call apt_install,$(TEST_DEPS))
+
+client-deps:
+	@$(call apt_install,$(CLIENT_DEPS))
+
+# apt_install PACKAGES: apt-get install the ones dpkg does not know.
+define apt_install
+missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+	echo "installing" $$missing; \
+	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+fi
+endef
 
 bench: husk
 	$(GO) run ./bench -husk $(CURDIR)/husk -n $(BENCH_N) $(BENCH_ARGS)

@@ -30,12 +30,7 @@ func (c *Container) Start() error {
 		return fmt.Errorf("cannot start an already %s container", st)
 	}
 	path := filepath.Join(c.dir, fifoName)
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer unix.Close(fd)
-	if err := awaitFifo(fd, c.State.InitPid); err != nil {
+	if err := awaitFifo(path, c.State.InitPid); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
 	if err := os.Remove(path); err != nil {
@@ -45,13 +40,19 @@ func (c *Container) Start() error {
 	return nil
 }
 
-// awaitFifo waits until init writes its byte to the fifo, or dies.
-func awaitFifo(fifo, pid int) error {
+// awaitFifo opens the exec fifo at path, which releases init, and waits
+// until init writes its byte to it, or dies.
+func awaitFifo(path string, pid int) error {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return fmt.Errorf("pidfd_open %d: %w", pid, err)
 	}
 	defer unix.Close(pidfd)
+	fifo, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fifo)
 	fds := []unix.PollFd{{Fd: int32(fifo), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
