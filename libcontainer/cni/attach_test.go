@@ -3,6 +3,7 @@ package cni
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,8 +61,13 @@ func TestNetns(t *testing.T) {
 	if err := newNetns(path); err != nil {
 		t.Fatal(err)
 	}
+	// This thread's netns: the thread that made the new one may have
+	// been the main thread, which Go wedges, in its netns, when a
+	// goroutine exits locked to it, so /proc/self/ns/net can be the new one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var own, made unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/net", &own); err != nil {
+	if err := unix.Stat("/proc/thread-self/ns/net", &own); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Stat(path, &made); err != nil {
