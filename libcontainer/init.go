@@ -54,32 +54,33 @@ func inheritedFile(env string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), env), nil
 }
 
-// readConfig reads the CONFIG the parent sends first.
-func readConfig(sock *os.File) (*configs.Config, error) {
+// receiveConfig reads the CONFIG the parent sends first, moves init to
+// the process's initial CPUs and takes what the parent passed for it.
+func receiveConfig(sock *os.File) (*configs.Config, *initSide, error) {
 	t, payload, err := bootstrap.Recv(sock)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, nil, fmt.Errorf("read config: %w", err)
 	}
 	if t != bootstrap.SyncConfig {
-		return nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+		return nil, nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
 	}
 	var cfg configs.Config
 	if err := json.Unmarshal(payload, &cfg); err != nil {
-		return nil, fmt.Errorf("decode config: %w", err)
+		return nil, nil, fmt.Errorf("decode config: %w", err)
 	}
-	return &cfg, nil
+	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
+		return nil, nil, err
+	}
+	side, err := takeInitSide(&cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cfg, side, nil
 }
 
 // initContainer builds the container, then runs its process on `start`.
 func initContainer(sock *os.File) error {
-	cfg, err := readConfig(sock)
-	if err != nil {
-		return err
-	}
-	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
-		return err
-	}
-	side, err := takeInitSide(cfg)
+	cfg, side, err := receiveConfig(sock)
 	if err != nil {
 		return err
 	}
@@ -102,14 +103,7 @@ func initContainer(sock *os.File) error {
 // initExec runs a process in a container that exists: nsexec joined its
 // namespaces and the parent its cgroups; only the process is left to set.
 func initExec(sock *os.File) error {
-	cfg, err := readConfig(sock)
-	if err != nil {
-		return err
-	}
-	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
-		return err
-	}
-	side, err := takeInitSide(cfg)
+	cfg, side, err := receiveConfig(sock)
 	if err != nil {
 		return err
 	}
