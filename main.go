@@ -6,17 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
-
-// The main goroutine keeps the main thread: a goroutine that changes its
-// thread's namespaces (a new CNI netns) then never runs on, and wedges,
-// the thread group leader, whose /proc/self is everyone's.
-func init() { runtime.LockOSThread() }
 
 // Set by the Makefile with -ldflags -X.
 var (

@@ -61,9 +61,8 @@ func TestNetns(t *testing.T) {
 	if err := newNetns(path); err != nil {
 		t.Fatal(err)
 	}
-	// This thread's netns: the thread that made the new one may have
-	// been the main thread, which Go wedges, in its netns, when a
-	// goroutine exits locked to it, so /proc/self/ns/net can be the new one.
+	// This thread's netns (/proc/self is the main thread's, which could
+	// have been the one that made the new netns, had it not gone back).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var own, made unix.Stat_t

@@ -43,24 +43,33 @@ func newNetns(path string) error {
 	return nil
 }
 
-// bindNewNetns unshares a network namespace on a thread of its own and
-// bind-mounts that thread's namespace onto path. The thread is never
-// unlocked: it ends with its goroutine, so no other goroutine ever runs in
-// the new namespace.
+// bindNewNetns unshares a network namespace on a locked thread,
+// bind-mounts that thread's namespace onto path and puts the thread back
+// in its own. If it cannot go back, the thread stays locked and ends with
+// its goroutine, so no other goroutine ever runs in the new namespace.
 func bindNewNetns(path string) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		const self = "/proc/thread-self/ns/net"
+		orig, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("open %s: %w", self, err)
+			return
+		}
+		defer unix.Close(orig)
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			errc <- fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
 			return
 		}
-		self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
 		if err := unix.Mount(self, path, "", unix.MS_BIND, ""); err != nil {
 			errc <- fmt.Errorf("bind mount %s on %s: %w", self, path, err)
 			return
 		}
 		errc <- nil
+		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	return <-errc
 }
