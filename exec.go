@@ -57,7 +57,7 @@ var execCommand = &cli.Command{
 		// exec changes no state: unlocked, execs into one container run side
 		// by side, and an exec waiting on a paused container lets resume in.
 		c.Close()
-		p, err := execProcess(cmd, c.State.Config)
+		p, err := processForExec(cmd, c.State.Config)
 		if err != nil {
 			return err
 		}
@@ -103,9 +103,9 @@ var execCommand = &cli.Command{
 	},
 }
 
-// execProcess is the process to exec: the --process file as it is, or
+// processForExec is the process to exec: the --process file as it is, or
 // the container's own process with the command line's args and flags.
-func execProcess(cmd *cli.Command, cfg *configs.Config) (*configs.Process, error) {
+func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, error) {
 	if path := cmd.String("process"); path != "" {
 		return readProcessFile(path)
 	}
@@ -200,9 +200,9 @@ func parseUser(s string) (uid, gid uint32, err error) {
 	return uint32(u), uint32(g), nil
 }
 
-// addCaps adds each --cap to the bounding, effective and permitted sets
-// (and ambient when the process has inheritable ones), as runc does, but
-// only a capability the container's bounding set has: an exec'd process
+// addCaps adds each --cap to the effective and permitted sets (and
+// ambient when the process has inheritable ones), as runc does, but only
+// a capability the container's bounding set already has: an exec'd process
 // never holds more than the container's init.
 func addCaps(p *configs.Process, names []string) error {
 	if len(names) == 0 {
@@ -213,15 +213,13 @@ func addCaps(p *configs.Process, names []string) error {
 		return nil
 	}
 	c := p.Capabilities
-	bounding := slices.Clone(c.Bounding)
 	for _, name := range names {
 		if _, ok := caps.Value(name); !ok {
 			return fmt.Errorf("--cap %q: unknown capability", name)
 		}
-		if !slices.Contains(bounding, name) {
-			return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, bounding)
+		if !slices.Contains(c.Bounding, name) {
+			return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, c.Bounding)
 		}
-		c.Bounding = appendNew(c.Bounding, name)
 		c.Effective = appendNew(c.Effective, name)
 		c.Permitted = appendNew(c.Permitted, name)
 		if len(c.Inheritable) > 0 {

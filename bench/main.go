@@ -163,19 +163,19 @@ func benchExec(o options, runtimes []*runtime, bundle, work string) error {
 	}
 	id := fmt.Sprintf("bench-exec-%d", os.Getpid())
 	for _, r := range runtimes {
-		if err := r.do("run", "-d", "--bundle", sleeper, id); err != nil {
+		if _, err := r.do("run", "-d", "--bundle", sleeper, id); err != nil {
 			return err
 		}
 		defer r.do("delete", "-f", id)
 	}
 	for i := 0; i < o.warmup+o.n; i++ {
 		for _, r := range runtimes {
-			start := time.Now()
-			if err := r.do("exec", id, "true"); err != nil {
+			d, err := r.do("exec", id, "true")
+			if err != nil {
 				return err
 			}
 			if i >= o.warmup {
-				r.execs = append(r.execs, time.Since(start))
+				r.execs = append(r.execs, d)
 			}
 		}
 	}
@@ -183,21 +183,25 @@ func benchExec(o options, runtimes []*runtime, bundle, work string) error {
 }
 
 // do runs `RUNTIME --root R ARGS...` with stdin and stdout on /dev/null
-// and stderr in a file: a detached container must not hold a pipe of ours.
-func (r *runtime) do(args ...string) error {
+// and stderr in a file (a detached container must not hold a pipe of
+// ours), and returns the wall time of the command alone.
+func (r *runtime) do(args ...string) (time.Duration, error) {
 	errf, err := os.CreateTemp("", "husk-bench-stderr-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.Remove(errf.Name())
 	defer errf.Close()
 	cmd := exec.Command(r.bin, append([]string{"--root", r.root}, args...)...)
 	cmd.Stderr = errf
-	if err := cmd.Run(); err != nil {
+	start := time.Now()
+	err = cmd.Run()
+	d := time.Since(start)
+	if err != nil {
 		msg, _ := os.ReadFile(errf.Name())
-		return fmt.Errorf("%s %v: %w: %s", r.name, args, err, bytes.TrimSpace(msg))
+		return 0, fmt.Errorf("%s %v: %w: %s", r.name, args, err, bytes.TrimSpace(msg))
 	}
-	return nil
+	return d, nil
 }
 
 // warnLeftovers prints a note when `run` left containers behind in r's root.
