@@ -77,7 +77,8 @@ func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
 	}
 	cfg.Process = p
 	cfg.Hooks = nil
-	return &cfg, nil
+	// A state from before husk kept the compiled filter has none yet.
+	return withCompiledSeccomp(&cfg)
 }
 
 // boundByInit refuses capabilities init's bounding set does not have, and
