@@ -9,7 +9,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"golang.org/x/sys/unix"
 )
 
 // ExecOpts is what `husk exec` passes to Exec.
@@ -61,9 +60,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	}
 	if err != nil {
 		if pid > 0 {
-			unix.Kill(pid, unix.SIGKILL)
-			var ws unix.WaitStatus
-			unix.Wait4(pid, &ws, 0, nil)
+			killAndReap(pid)
 		}
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
