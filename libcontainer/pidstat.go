@@ -85,3 +85,13 @@ func killAndReap(pid int) {
 		}
 	}
 }
+
+// setSubreaper makes this process adopt its orphaned descendants, so the
+// container's init (a grandchild: nsexec forks it) can be waited for and
+// reaped by create and run.
+func setSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+	}
+	return nil
+}
