@@ -56,7 +56,8 @@ var mountFlags = map[string]mountFlag{
 	"rbind":         {false, unix.MS_BIND | unix.MS_REC},
 }
 
-// mountPropagation are the options that change a mount's propagation.
+// mountPropagation are the options that change a mount's propagation, and
+// the values of linux.rootfsPropagation.
 var mountPropagation = map[string]int{
 	"shared":      unix.MS_SHARED,
 	"rshared":     unix.MS_SHARED | unix.MS_REC,
@@ -104,9 +105,8 @@ var mountRecursive = map[string]recAttr{
 // refusedOptions are runc options husk does not implement. Passed on as
 // data they would fail the mount or, on a bind, be silently dropped.
 var refusedOptions = map[string]string{
-	"idmap":     "idmapped mounts are not implemented",
-	"ridmap":    "idmapped mounts are not implemented",
-	"tmpcopyup": "copying the image's files into a tmpfs is not implemented",
+	"idmap":  "idmapped mounts are not implemented",
+	"ridmap": "idmapped mounts are not implemented",
 }
 
 // MountOptions lists every option the mount parser gives a meaning to,
@@ -115,6 +115,7 @@ func MountOptions() []string {
 	out := slices.Collect(maps.Keys(mountFlags))
 	out = slices.AppendSeq(out, maps.Keys(mountPropagation))
 	out = slices.AppendSeq(out, maps.Keys(mountRecursive))
+	out = append(out, "tmpcopyup")
 	slices.Sort(out)
 	return out
 }
@@ -133,15 +134,19 @@ func (c *converter) mounts() error {
 
 // mount converts one mount; field is its path ("mounts[3]").
 func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
+	if m.Destination == "" {
+		return nil, fieldErrorf(field+".destination", "must not be empty")
+	}
 	if !filepath.IsAbs(m.Destination) {
-		return nil, fieldErrorf(field+".destination", "must be absolute, got %q", m.Destination)
+		// runc takes it relative to "/", with a warning.
+		c.warn(field+".destination", fmt.Sprintf("%q is relative, taken as %q", m.Destination, "/"+m.Destination))
 	}
 	if len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 {
 		return nil, notSupported(field+".uidMappings", "idmapped mounts are not implemented")
 	}
 	mnt := &configs.Mount{
 		Source:      m.Source,
-		Destination: filepath.Clean(m.Destination),
+		Destination: filepath.Clean("/" + m.Destination),
 		Device:      m.Type,
 	}
 	var data []string
@@ -163,6 +168,13 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 		if r, ok := mountRecursive[o]; ok {
 			mnt.RecAttrSet = mnt.RecAttrSet&^r.clr | r.set
 			mnt.RecAttrClr = mnt.RecAttrClr&^r.set | r.clr
+			continue
+		}
+		if o == "tmpcopyup" {
+			if m.Type != "tmpfs" {
+				c.warn(index(field+".options", j), fmt.Sprintf("tmpcopyup ignored: it applies to a tmpfs, not %q", m.Type))
+			}
+			mnt.CopyUp = m.Type == "tmpfs"
 			continue
 		}
 		if why, ok := refusedOptions[o]; ok {

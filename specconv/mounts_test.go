@@ -44,7 +44,7 @@ func TestEveryListedMountOptionIsAccepted(t *testing.T) {
 			t.Errorf("MountOptions() lacks %q", want)
 		}
 	}
-	for _, refused := range []string{"idmap", "ridmap", "tmpcopyup"} {
+	for _, refused := range []string{"idmap", "ridmap"} {
 		if slices.Contains(opts, refused) {
 			t.Errorf("MountOptions() lists %q, which husk refuses", refused)
 		}

@@ -59,6 +59,9 @@ type Mount struct {
 	// "rro", "rnosuid", ... options).
 	RecAttrSet uint64 `json:"rec_attr_set,omitempty"`
 	RecAttrClr uint64 `json:"rec_attr_clr,omitempty"`
+	// CopyUp (tmpcopyup) fills a tmpfs with a copy of what the image has
+	// at its destination.
+	CopyUp bool `json:"copy_up,omitempty"`
 }
 
 // IsBind reports whether the mount is a bind mount.

@@ -3,16 +3,43 @@ package rootfs
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
 
-// mountAll mounts every config.json mount inside the rootfs, in order.
+// mountAll mounts every config.json mount inside the rootfs, in order. A
+// read-only /dev is mounted writable and made read-only by readonlyDev,
+// once its submounts and device nodes are in place.
 func mountAll(r *rootDir, c *configs.Config) error {
 	for i, m := range c.Mounts {
+		if isReadonlyDev(m) {
+			rw := *m
+			rw.Flags &^= unix.MS_RDONLY
+			m = &rw
+		}
 		if err := mountOne(r, c, m); err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
+		}
+	}
+	return nil
+}
+
+// isReadonlyDev reports whether m is a read-only filesystem on /dev.
+func isReadonlyDev(m *configs.Mount) bool {
+	return filepath.Clean(m.Destination) == "/dev" && m.Flags&unix.MS_RDONLY != 0 && !m.IsBind()
+}
+
+// readonlyDev makes a read-only /dev read-only, last.
+func readonlyDev(r *rootDir, c *configs.Config) error {
+	for i, m := range c.Mounts {
+		if !isReadonlyDev(m) {
+			continue
+		}
+		if err := r.at("/dev", func(p string) error { return remountBind(p, unix.MS_RDONLY, 0) }); err != nil {
+			return fmt.Errorf("mounts[%d] (%s on /dev): make read-only: %w", i, mountSource(m), err)
 		}
 	}
 	return nil
@@ -26,13 +53,14 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
 		return bindMount(r, m)
 	case m.Device == "cgroup":
 		return mountCgroup(r, c, m)
+	case m.Device == "tmpfs":
+		return mountTmpfs(r, m)
 	}
-	dst, err := r.open(m.Destination, makeDir)
-	if err != nil {
-		return err
+	kind := makeDir
+	if m.Device == "proc" || m.Device == "sysfs" {
+		kind = realDir
 	}
-	err = mount(mountSource(m), dst.proc(), m.Device, m.Flags, m.Data)
-	dst.close()
+	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, m.Data)
 	if errors.Is(err, unix.EPERM) {
 		if host := hostFallback(c, m); host != "" {
 			if err := bindMount(r, fallbackBind(m, host)); err != nil {
@@ -45,6 +73,60 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
 		return err
 	}
 	return finishMount(r, m)
+}
+
+// mountTmpfs mounts a tmpfs. Without mode= it takes the mode of the
+// directory it covers (setuid, setgid and sticky bits included), as runc
+// does; with tmpcopyup it starts with a copy of that directory.
+func mountTmpfs(r *rootDir, m *configs.Mount) error {
+	data := m.Data
+	covered, err := r.open(m.Destination, mustExist)
+	if err == nil && !hasOption(data, "mode") {
+		if st, err := fstat(covered.fd); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			data = joinOptions(data, fmt.Sprintf("mode=%o", st.Mode&0o7777))
+		}
+	}
+	if err != nil {
+		if covered, err = r.open(m.Destination, makeDir); err != nil {
+			return err
+		}
+	}
+	defer covered.close()
+	flags := m.Flags
+	if m.CopyUp {
+		flags &^= unix.MS_RDONLY // filled first, then made read-only
+	}
+	if err := mount(mountSource(m), covered.proc(), "tmpfs", flags, data); err != nil {
+		return err
+	}
+	if m.CopyUp {
+		if err := r.at(m.Destination, func(p string) error { return copyUp(covered.fd, p) }); err != nil {
+			return fmt.Errorf("tmpcopyup: %w", err)
+		}
+		if m.Flags&unix.MS_RDONLY != 0 {
+			if err := r.at(m.Destination, func(p string) error { return remountBind(p, unix.MS_RDONLY, 0) }); err != nil {
+				return err
+			}
+		}
+	}
+	return finishMount(r, m)
+}
+
+// hasOption reports whether the comma-separated data sets key=.
+func hasOption(data, key string) bool {
+	for _, o := range strings.Split(data, ",") {
+		if strings.HasPrefix(o, key+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func joinOptions(data, o string) string {
+	if data == "" {
+		return o
+	}
+	return data + "," + o
 }
 
 // mountSource is the mount's source, or its type when it has none.
@@ -112,15 +194,12 @@ func propagate(r *rootDir, m *configs.Mount) error {
 	if len(m.PropagationFlags) == 0 {
 		return nil
 	}
-	dst, err := r.open(m.Destination, mustExist)
-	if err != nil {
-		return err
-	}
-	defer dst.close()
-	for _, flags := range m.PropagationFlags {
-		if err := mount("", dst.proc(), "", flags, ""); err != nil {
-			return fmt.Errorf("set propagation %#x: %w", flags, err)
+	return r.at(m.Destination, func(p string) error {
+		for _, flags := range m.PropagationFlags {
+			if err := mount("", p, "", flags, ""); err != nil {
+				return fmt.Errorf("set propagation %#x: %w", flags, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
