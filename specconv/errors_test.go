@@ -106,12 +106,32 @@ func TestConvertErrors(t *testing.T) {
 		{want: "mounts[7].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind"})
 		}},
-		{want: `mounts[7].options[1]: not supported yet; idmapped mounts are not implemented; remove "ridmap"`, unsupported: true, edit: func(s *specs.Spec) {
+		{want: `mounts[7].options[2]: "ridmap" with "idmap" (mounts[7].options[1]): choose one`, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "idmap", "ridmap"}})
+		}},
+		{want: `mounts[7].options[1]: an idmapped mount without uidMappings and gidMappings takes the container's user namespace's, and there is none`, edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "ridmap"}})
 		}},
-		{want: "mounts[7].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {
+		{want: `mounts[1].options[0]: an idmapped mount must be a bind mount: the kernel cannot idmap a new "tmpfs" mount from here`, edit: func(s *specs.Spec) {
+			s.Mounts[1].Options = []string{"idmap"}
+		}},
+		{want: "mounts[7].uidMappings: uidMappings and gidMappings go together: both or neither", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
 				UIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
+		}},
+		{want: "mounts[7].gidMappings[1]: hostID range 100005-100014 overlaps entry 0's 100000-100009", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 100000, Size: 10}},
+				GIDMappings: []specs.LinuxIDMapping{{HostID: 100000, Size: 10}, {ContainerID: 10, HostID: 100005, Size: 10}}})
+		}},
+		{want: "mounts[7].uidMappings[0]: hostID 4294967000 + size 1000 exceeds the id limit 4294967295", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 4294967000, Size: 1000}},
+				GIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
+		}},
+		{want: "mounts[7].uidMappings[0].size: must not be 0", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 1}}, GIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
 		}},
 
 		// devices

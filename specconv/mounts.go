@@ -102,13 +102,6 @@ var mountRecursive = map[string]recAttr{
 	"rnostrictatime": atime(unix.MOUNT_ATTR_RELATIME),
 }
 
-// refusedOptions are runc options husk does not implement. Passed on as
-// data they would fail the mount or, on a bind, be silently dropped.
-var refusedOptions = map[string]string{
-	"idmap":  "idmapped mounts are not implemented",
-	"ridmap": "idmapped mounts are not implemented",
-}
-
 // MountOptions lists every option the mount parser gives a meaning to,
 // sorted: the mountOptions of `husk features`, made from the same tables.
 func MountOptions() []string {
@@ -141,15 +134,13 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 		// runc takes it relative to "/", with a warning.
 		c.warn(field+".destination", fmt.Sprintf("%q is relative, taken as %q", m.Destination, "/"+m.Destination))
 	}
-	if len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 {
-		return nil, notSupported(field+".uidMappings", "idmapped mounts are not implemented")
-	}
 	mnt := &configs.Mount{
 		Source:      m.Source,
 		Destination: filepath.Clean("/" + m.Destination),
 		Device:      m.Type,
 	}
 	var data []string
+	var idmap *idmapOption
 	for j, o := range m.Options {
 		if f, ok := mountFlags[o]; ok {
 			if f.clear {
@@ -177,14 +168,22 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 			mnt.CopyUp = m.Type == "tmpfs"
 			continue
 		}
-		if why, ok := refusedOptions[o]; ok {
-			return nil, notSupported(index(field+".options", j), fmt.Sprintf("%s; remove %q", why, o))
+		if o == "idmap" || o == "ridmap" {
+			opt := &idmapOption{field: index(field+".options", j), name: o, recursive: o == "ridmap"}
+			if idmap != nil && idmap.name != o {
+				return nil, fieldErrorf(opt.field, "%q with %q (%s): choose one", o, idmap.name, idmap.field)
+			}
+			idmap = opt
+			continue
 		}
 		data = append(data, o)
 	}
 	mnt.Data = strings.Join(data, ",")
 	if m.Type == "bind" {
 		mnt.Flags |= unix.MS_BIND
+	}
+	if err := c.mountIDMap(field, m, mnt, idmap); err != nil {
+		return nil, err
 	}
 	if mnt.IsBind() {
 		return mnt, c.bindMount(field, mnt)

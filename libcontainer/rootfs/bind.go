@@ -39,6 +39,35 @@ func bindMount(r *rootDir, m *configs.Mount) error {
 	return finishBind(r, m)
 }
 
+// bindOutside binds mounts[i], whose source the parent opened outside the
+// container's user namespace: bound through /proc/self/fd, or, idmapped,
+// attached with move_mount.
+func bindOutside(r *rootDir, m *configs.Mount, i int) error {
+	src, err := r.openSource(i)
+	if err != nil {
+		return err
+	}
+	defer closeFd(src)
+	st, err := fstat(src)
+	if err != nil {
+		return err
+	}
+	dst, err := r.open(m.Destination, destKind(st.Mode&unix.S_IFMT == unix.S_IFDIR))
+	if err != nil {
+		return err
+	}
+	if m.IDMap != nil {
+		err = moveMount(src, dst.fd)
+	} else {
+		err = mount(procFd(src), dst.proc(), "", unix.MS_BIND|m.Flags&unix.MS_REC, "")
+	}
+	dst.close()
+	if err != nil {
+		return err
+	}
+	return finishBind(r, m)
+}
+
 // destKind is what a bind's destination must be made as.
 func destKind(dir bool) create {
 	if dir {

@@ -20,7 +20,7 @@ func mountAll(r *rootDir, c *configs.Config) error {
 			rw.Flags &^= unix.MS_RDONLY
 			m = &rw
 		}
-		if err := mountOne(r, c, m); err != nil {
+		if err := mountOne(r, c, m, i); err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
 		}
 	}
@@ -47,8 +47,10 @@ func readonlyDev(r *rootDir, c *configs.Config) error {
 
 // mountOne mounts m at its destination, resolved inside the rootfs, then
 // applies its propagation flags.
-func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
+func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 	switch {
+	case c.SourceOutside(m) && r.openSource != nil:
+		return bindOutside(r, m, i)
 	case m.IsBind() || m.Device == "bind":
 		return bindMount(r, m)
 	case m.Device == "cgroup":

@@ -14,9 +14,15 @@ import (
 // rootDir is the container's rootfs while Setup builds it: its host path and
 // an O_PATH descriptor of it that every mount destination is resolved from.
 type rootDir struct {
-	path string
-	fd   int
+	path       string
+	fd         int
+	openSource SourceOpener // nil: init opens every bind source itself
 }
+
+// SourceOpener returns an fd of mounts[i]'s source, opened by the parent
+// outside the container's user namespace (O_PATH), or a detached mount
+// tree (open_tree) for an idmapped mount.
+type SourceOpener func(i int) (int, error)
 
 // openRoot opens the rootfs at path, which must have no symlinks in it. Open
 // it after the rootfs is bound onto itself, so lookups start on that mount.
@@ -44,7 +50,10 @@ const (
 // Mounting on proc() cannot be redirected by a symlink swapped in later.
 type handle struct{ fd int }
 
-func (h *handle) proc() string { return "/proc/self/fd/" + strconv.Itoa(h.fd) }
+func (h *handle) proc() string { return procFd(h.fd) }
+
+// procFd is the /proc path that stands for fd.
+func procFd(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 func (h *handle) close() { closeFd(h.fd) }
 

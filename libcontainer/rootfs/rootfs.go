@@ -27,7 +27,11 @@ import (
 // be in the container's mount namespace, new or joined, and stay locked to
 // it. Without a mount namespace of its own the container shares the
 // host's: nothing is mounted, only the hooks run.
-func SetupWith(c *configs.Config, beforePivot func() error) error {
+//
+// openSource, when not nil, gets the fd of mounts[i]'s source for each bind
+// mount the parent must open (configs.Config.SourceOutside); the fd is
+// closed once mounted.
+func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpener) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
 		return runHook(beforePivot)
 	}
@@ -42,6 +46,7 @@ func SetupWith(c *configs.Config, beforePivot func() error) error {
 	if err != nil {
 		return fmt.Errorf("root.path %q: %w", root, err)
 	}
+	r.openSource = openSource
 	err = buildRoot(r, c)
 	r.close()
 	if err == nil {

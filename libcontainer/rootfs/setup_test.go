@@ -294,7 +294,7 @@ func TestSetupErrorsNameTheMount(t *testing.T) {
 func TestSetupWithoutMountNamespaceOnlyRunsTheHook(t *testing.T) {
 	ran := false
 	err := SetupWith(&configs.Config{Rootfs: "/nonexistent", Mounts: []*configs.Mount{{Device: "tmpfs", Destination: "/x"}}},
-		func() error { ran = true; return nil })
+		func() error { ran = true; return nil }, nil)
 	if err != nil || !ran {
 		t.Fatalf("SetupWith without a mount namespace: err %v, hook ran %v", err, ran)
 	}
