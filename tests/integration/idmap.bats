@@ -118,24 +118,22 @@ userns() {
 }
 
 @test "idmap: an implied mapping follows a user namespace joined by path" {
-	requires_userns
-	chown -R 100000:100000 "$BUNDLE/rootfs"
+	userns
 	chown 1000:1000 "$SRC/f"
-	unshare --user --map-users=100000,0,65536 --map-groups=100000,0,65536 sleep 1000 </dev/null >/dev/null 2>&1 3>&- &
-	local holder=$!
-	track_bg "$holder"
-	local i
-	for i in $(seq 100); do
-		[ "$(readlink /proc/$holder/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break
-		sleep 0.05
-	done
-	grep -q 100000 "/proc/$holder/uid_map" || fail "no user namespace to join"
-	set_ns user "/proc/$holder/ns/user"
+	# The user namespace to join: another container's, 0-65535 -> 100000-.
+	local holder pid
+	holder="$(new_id)"
+	cp "$BUNDLE/config.json" "$TEST_DIR/config.json"
+	set_args sleep 1000
+	run_bg "$holder" || fail "start the holder"
+	pid="$(container_pid "$holder")"
+	cp "$TEST_DIR/config.json" "$BUNDLE/config.json"
+	set_ns user "/proc/$pid/ns/user"
 	update_config 'del(.linux.uidMappings) | del(.linux.gidMappings)'
 	add_idmount /mapped '["rbind", "idmap"]'
-	in_container 'stat -c %u /mapped/f; cat /proc/self/uid_map'
-	[ "$(head -1 <<<"$output")" = 1000 ] || fail "output: $output"
-	kill "$holder"
+	in_container 'stat -c %u /mapped/f; readlink /proc/self/ns/user'
+	[ "$output" = "$(printf '1000\n%s' "$(readlink "/proc/$pid/ns/user")")" ] || fail "output: $output"
+	husk delete --force "$holder"
 }
 
 @test "idmap: no mount source fd is left in the container" {
