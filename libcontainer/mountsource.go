@@ -33,17 +33,18 @@ func openMountSource(pid int, cfg *configs.Config, payload []byte) (int, error) 
 	if i >= len(cfg.Mounts) || !cfg.SourceOutside(cfg.Mounts[i]) {
 		return -1, fmt.Errorf("MOUNT_SOURCE for mounts[%d], which is not a bind opened outside", i)
 	}
+	// init names the mount in front of what goes wrong here.
 	m := cfg.Mounts[i]
 	fd, err := openSourceIn(pid, m)
 	if err != nil {
-		return -1, fmt.Errorf("mounts[%d] (%s on %s): open the source outside the container: %w", i, m.Source, m.Destination, err)
+		return -1, fmt.Errorf("open the source outside the container: %w", err)
 	}
 	if m.IDMap == nil {
 		return fd, nil
 	}
 	if err := idmapMount(fd, pid, m.IDMap); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("mounts[%d] (%s on %s): idmap: %w", i, m.Source, m.Destination, err)
+		return -1, fmt.Errorf("idmap: %w", err)
 	}
 	return fd, nil
 }
@@ -57,15 +58,19 @@ func openSourceIn(pid int, m *configs.Mount) (int, error) {
 	err := inMountNamespace(pid, func() error {
 		var err error
 		if m.IDMap == nil {
-			fd, err = unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
-			return os.NewSyscallError("open", err)
+			if fd, err = unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+				return &os.PathError{Op: "open", Path: m.Source, Err: err}
+			}
+			return nil
 		}
 		flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC
 		if m.Flags&unix.MS_REC != 0 {
 			flags |= unix.AT_RECURSIVE
 		}
-		fd, err = unix.OpenTree(unix.AT_FDCWD, m.Source, uint(flags))
-		return os.NewSyscallError("open_tree", err)
+		if fd, err = unix.OpenTree(unix.AT_FDCWD, m.Source, uint(flags)); err != nil {
+			return &os.PathError{Op: "open_tree", Path: m.Source, Err: err}
+		}
+		return nil
 	})
 	return fd, err
 }

@@ -8,22 +8,21 @@
 # uid 100000+N shows as N.
 
 load helpers
+load mounts_helpers
 
 setup() {
 	setup_husk
-	[ -n "$(uname -r)" ] && IFS=. read -r major minor _ <<<"$(uname -r)"
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
 	((major > 5 || (major == 5 && minor >= 12))) || skip "idmapped mounts need Linux 5.12"
 	SRC="$TEST_DIR/src"
 	mkdir -p "$SRC"
 	echo data >"$SRC/f"
 	chown 101000:101000 "$SRC/f"
-	HOST_MOUNTS=()
 }
 
 teardown() {
-	for ((i = ${#HOST_MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${HOST_MOUNTS[$i]}" 2>/dev/null || umount -l "${HOST_MOUNTS[$i]}" 2>/dev/null || true
-	done
+	undo_host_mounts
 	teardown_husk
 }
 
@@ -37,35 +36,6 @@ add_idmount() {
 	[ -n "${3:-}" ] && maps=", uidMappings: $3, gidMappings: $3"
 	update_config --arg src "$SRC" --arg d "$1" \
 		".mounts += [{destination: \$d, type: \"bind\", source: \$src, options: $2 $maps}]"
-}
-
-# in_container CMD: husk run `sh -c CMD`; $output is what it printed.
-in_container() {
-	local id got
-	id="$(new_id)"
-	set_args sh -c "$1"
-	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-	got="$output"
-	assert_no_container "$id"
-	output="$got"
-}
-
-# create_fails ID: husk create must fail; $stderr is what it said.
-create_fails() {
-	if husk create --bundle "$BUNDLE" "$1" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&-; then
-		fail "husk create $1 succeeded"
-		return 1
-	fi
-	stderr="$(cat "$TEST_DIR/create.err")"
-}
-
-# userns: the container gets a new user namespace, 0-65535 -> 100000-165535.
-userns() {
-	requires_userns
-	set_ns user
-	update_config '.linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
-	chown -R 100000:100000 "$BUNDLE/rootfs"
 }
 
 @test "idmap: host uid 100000+N shows as N through an idmapped bind" {
@@ -108,7 +78,7 @@ userns() {
 }
 
 @test "idmap: an implied mapping follows the container's user namespace" {
-	userns
+	userns_100k
 	chown 1000:1000 "$SRC/f"
 	add_idmount /plain '["rbind"]'
 	add_idmount /mapped '["rbind", "idmap"]'
@@ -118,7 +88,7 @@ userns() {
 }
 
 @test "idmap: an implied mapping follows a user namespace joined by path" {
-	userns
+	userns_100k
 	chown 1000:1000 "$SRC/f"
 	# The user namespace to join: another container's, 0-65535 -> 100000-.
 	local holder pid
@@ -137,7 +107,7 @@ userns() {
 }
 
 @test "idmap: no mount source fd is left in the container" {
-	userns
+	userns_100k
 	add_idmount /a '["rbind", "idmap"]'
 	add_idmount /b '["bind"]' "$MAP100K"
 	add_idmount /c '["rbind"]'

@@ -6,27 +6,18 @@
 # on real directories, and --no-pivot without a whole proc left behind.
 
 load helpers
+load mounts_helpers
 
 setup() {
 	setup_husk
 	SRC="$TEST_DIR/src"
 	mkdir -p "$SRC"
 	echo data >"$SRC/file"
-	HOST_MOUNTS=()
 }
 
 teardown() {
-	local m
-	for ((i = ${#HOST_MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${HOST_MOUNTS[$i]}" 2>/dev/null || umount -l "${HOST_MOUNTS[$i]}" 2>/dev/null || true
-	done
+	undo_host_mounts
 	teardown_husk
-}
-
-# host_mount ARGS... DIR: mount(8) on the host, undone by the teardown.
-host_mount() {
-	mount "$@" || fail "mount $*"
-	HOST_MOUNTS+=("${!#}")
 }
 
 # add_mount JSON: append one entry to mounts ($src is $SRC).
@@ -34,40 +25,9 @@ add_mount() {
 	update_config --arg src "$SRC" ".mounts += [$1]"
 }
 
-# in_container CMD: husk run `sh -c CMD`; $output is what it printed,
-# $stderr what husk said.
-in_container() {
-	local id got err
-	id="$(new_id)"
-	set_args sh -c "$1"
-	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-	got="$output" err="$stderr"
-	assert_no_container "$id"
-	output="$got" stderr="$err"
-}
-
-# create_fails ID: husk create must fail; its stderr is in $stderr. Output
-# goes to files, so a container that wrongly started cannot hold bats.
-create_fails() {
-	if husk create --bundle "$BUNDLE" "$1" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&-; then
-		fail "husk create $1 succeeded"
-		return 1
-	fi
-	stderr="$(cat "$TEST_DIR/create.err")"
-}
-
 # mount_opts DEST: the per-mount options of DEST in $output (mountinfo lines).
 mount_opts() {
 	awk -v d="$1" '$5 == d {print $6}' <<<"$output" | tail -1
-}
-
-# userns: a new user namespace mapping 0-65535 to 100000-165535.
-userns() {
-	requires_userns
-	set_ns user
-	update_config '.linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
-		| .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
-	chown -R 100000:100000 "$BUNDLE/rootfs"
 }
 
 # ------------------------------------------------------------ bind mounts ---
@@ -95,7 +55,7 @@ userns() {
 }
 
 @test "bind flags: flags locked in a user namespace are kept" {
-	userns
+	userns_100k
 	host_mount --bind "$SRC" "$SRC"
 	mount -o remount,bind,ro,nosuid "$SRC"
 	add_mount '{destination: "/data", type: "bind", source: $src, options: ["bind", "nodev"]}'
@@ -105,7 +65,7 @@ userns() {
 }
 
 @test "bind sources: a source the container's mapped user cannot reach still mounts" {
-	userns
+	userns_100k
 	mkdir -p "$SRC/secret/dir"
 	echo hidden >"$SRC/secret/dir/f"
 	chmod 0700 "$SRC/secret"
@@ -115,7 +75,7 @@ userns() {
 }
 
 @test "bind sources: each source is resolved after the mounts before it" {
-	userns
+	userns_100k
 	mkdir -p "$SRC/locked"
 	echo inner >"$SRC/locked/f"
 	chmod 0700 "$SRC/locked"
@@ -126,6 +86,17 @@ userns() {
 			{destination: "/late", type: "bind", source: $r, options: ["bind"]}]'
 	in_container 'cat /late'
 	[ "$output" = inner ] || fail "output: $output"
+}
+
+@test "bind sources: a missing source in a user namespace fails, naming the mount" {
+	userns_100k
+	update_config --arg s "$TEST_DIR/nonexistent" '.mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]'
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7] ($TEST_DIR/nonexistent on /data)" "open the source outside the container" "no such file or directory"
+	[[ "$stderr" != *"mounts[7]"*"mounts[7]"* ]] || fail "the mount is named twice: $stderr"
+	assert_no_container "$id"
 }
 
 @test "mounts: a relative destination is taken relative to / with a warning" {
