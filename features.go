@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
@@ -43,6 +44,8 @@ func hostFeatures() *features.Features {
 	l.Apparmor = &features.Apparmor{Enabled: &apparmor}
 	l.Selinux = &features.Selinux{Enabled: &selinux}
 	l.IntelRdt = &features.IntelRdt{Enabled: &no}
+	idmap := rootfs.IDMapSupported()
+	l.MountExtensions.IDMap.Enabled = &idmap
 	f.Annotations = map[string]string{
 		"io.github.seccomp.libseccomp.version":     seccomp.LibraryVersion(),
 		"org.husk-runtime.husk.version":            version,

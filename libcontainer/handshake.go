@@ -83,10 +83,11 @@ func writeIDMaps(pid int, msg *bootstrap.Message) error {
 	return nil
 }
 
-// configureInit sends the config to the Go init and waits for READY,
-// running the create hooks when init asks for them on the way (steps 5-6
-// of the protocol table).
-func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error) error {
+// configureInit sends the config to the Go init (pid) and waits for
+// READY, running the create hooks and opening mount sources
+// (mountsource.go) when init asks for them on the way (steps 5-6 of the
+// protocol table).
+func configureInit(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func() error) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
@@ -109,6 +110,10 @@ func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error
 				return err
 			}
 			if err := bootstrap.Send(sock, bootstrap.SyncCreateHooksDone, nil); err != nil {
+				return initGone("init", err)
+			}
+		case bootstrap.SyncMountSource:
+			if err := answerMountSource(sock, pid, cfg, payload); err != nil {
 				return initGone("init", err)
 			}
 		default:

@@ -257,6 +257,19 @@ func TestConfigureInit(t *testing.T) {
 			p.expect(bootstrap.SyncCreateHooksDone)
 			p.send(bootstrap.SyncReady, nil)
 		}, 1, ""},
+		{"asks for the source of a mount the parent does not open", nil, func(p *peer) {
+			p.checkConfig()
+			p.send(bootstrap.SyncMountSource, bootstrap.PidPayload(5))
+			if got := string(p.expect(bootstrap.SyncMountFd)); got != "MOUNT_SOURCE for mounts[5], which is not a bind opened outside" {
+				p.t.Errorf("MOUNT_FD answer %q", got)
+			}
+			p.send(bootstrap.SyncReady, nil)
+		}, 0, ""},
+		{"dies after MOUNT_SOURCE", nil, func(p *peer) {
+			p.checkConfig()
+			p.send(bootstrap.SyncMountSource, bootstrap.PidPayload(0))
+			p.die()
+		}, 0, initGoneText},
 		{"dies before reading the config", nil, func(p *peer) {
 			p.die()
 		}, 0, initGoneText},
@@ -305,7 +318,7 @@ func TestConfigureInit(t *testing.T) {
 			sock, p := handshakePair(t)
 			ran := 0
 			err := run(p, tc.script, func() error {
-				return configureInit(sock, testConfig(), func() error { ran++; return tc.hooks })
+				return configureInit(sock, testConfig(), 0, func() error { ran++; return tc.hooks })
 			})
 			checkErr(t, err, tc.wantErr)
 			if ran != tc.ran {

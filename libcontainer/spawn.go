@@ -109,7 +109,7 @@ func startInit(r *initRequest) (int, error) {
 		return pid, err
 	}
 	hooks := func() error { return r.runtimeHooks(pid) }
-	return pid, configureInit(sock, r.cfg, hooks)
+	return pid, configureInit(sock, r.cfg, pid, hooks)
 }
 
 // bootstrapMessage is what nsexec needs from cfg: new namespaces as clone

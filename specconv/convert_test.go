@@ -418,6 +418,18 @@ func TestWarnings(t *testing.T) {
 		{"data on a bind mount", func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/x", Source: "/y", Options: []string{"bind", "size=1m"}})
 		}, []string{`mounts[7].options: "size=1m" ignored: the kernel takes no data for a bind mount`}},
+		{"relative destination", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "data", Source: "/y", Options: []string{"bind"}})
+		}, []string{`mounts[7].destination: "data" is relative, taken as "/data"`}},
+		{"tmpcopyup on a bind", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/x", Source: "/y", Options: []string{"bind", "tmpcopyup"}})
+		}, []string{`mounts[7].options[1]: tmpcopyup ignored: it applies to a tmpfs, not ""`}},
+		{"no mount namespace", func(s *specs.Spec) {
+			s.Linux.Namespaces = s.Linux.Namespaces[:4]
+			s.Linux.MaskedPaths, s.Linux.ReadonlyPaths = nil, nil
+			s.Root.Readonly = true
+		}, []string{"mounts: ignored: the container shares the host's mount namespace",
+			"root.readonly: ignored: the container shares the host's mount namespace"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, warnings, err := Convert(withSpec(tc.edit), Options{Bundle: bundle})

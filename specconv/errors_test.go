@@ -61,11 +61,13 @@ func TestConvertErrors(t *testing.T) {
 		{want: `linux.namespaces[0].type: unknown ""`, edit: func(s *specs.Spec) { s.Linux.Namespaces[0].Type = "" }},
 		{want: `linux.namespaces[5]: duplicate "pid" namespace`, edit: func(s *specs.Spec) { addNS(s, specs.LinuxNamespace{Type: "pid", Path: "/proc/1/ns/pid"}) }},
 		{want: `linux.namespaces[1].path: must be absolute, got "x"`, edit: func(s *specs.Spec) { s.Linux.Namespaces[1].Path = "x" }},
-		{want: `linux.namespaces: needs a new "mount" namespace, husk mounts the rootfs in it`, edit: func(s *specs.Spec) {
+		{want: `linux.maskedPaths: cannot mask "/proc/acpi" without a new mount namespace`, edit: func(s *specs.Spec) {
 			s.Linux.Namespaces = s.Linux.Namespaces[:4]
 		}},
-		{want: "linux.namespaces[4].path: not supported yet; joining a mount namespace (/proc/1/ns/mnt) is refused; remove the path",
-			edit: func(s *specs.Spec) { s.Linux.Namespaces[4].Path = "/proc/1/ns/mnt" }, unsupported: true},
+		{want: `linux.readonlyPaths: cannot make "/proc/bus" read-only without a new mount namespace`, edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = s.Linux.Namespaces[:4]
+			s.Linux.MaskedPaths = nil
+		}},
 
 		// hostname and domainname
 		{want: `hostname: needs a new uts namespace to set "husk"`, edit: func(s *specs.Spec) { s.Linux.Namespaces[3].Type = "cgroup" }},
@@ -100,20 +102,36 @@ func TestConvertErrors(t *testing.T) {
 		}},
 
 		// mounts
-		{want: `mounts[4].destination: must be absolute, got "proc"`, edit: func(s *specs.Spec) { s.Mounts[4].Destination = "proc" }},
-		{want: `mounts[0].destination: must be absolute, got ""`, edit: func(s *specs.Spec) { s.Mounts[0].Destination = "" }},
+		{want: `mounts[0].destination: must not be empty`, edit: func(s *specs.Spec) { s.Mounts[0].Destination = "" }},
 		{want: "mounts[7].source: must not be empty for a bind mount", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind"})
 		}},
-		{want: `mounts[7].options[1]: not supported yet; idmapped mounts are not implemented; remove "ridmap"`, unsupported: true, edit: func(s *specs.Spec) {
+		{want: `mounts[7].options[2]: "ridmap" with "idmap" (mounts[7].options[1]): choose one`, edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "idmap", "ridmap"}})
+		}},
+		{want: `mounts[7].options[1]: an idmapped mount without uidMappings and gidMappings takes the container's user namespace's, and there is none`, edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"rbind", "ridmap"}})
 		}},
-		{want: `mounts[1].options[0]: not supported yet; copying the image's files into a tmpfs is not implemented; remove "tmpcopyup"`, unsupported: true, edit: func(s *specs.Spec) {
-			s.Mounts[1].Options = []string{"tmpcopyup"}
+		{want: `mounts[1].options[0]: an idmapped mount must be a bind mount: the kernel cannot idmap a new "tmpfs" mount from here`, edit: func(s *specs.Spec) {
+			s.Mounts[1].Options = []string{"idmap"}
 		}},
-		{want: "mounts[7].uidMappings: not supported yet; idmapped mounts are not implemented", unsupported: true, edit: func(s *specs.Spec) {
+		{want: "mounts[7].uidMappings: uidMappings and gidMappings go together: both or neither", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
 				UIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
+		}},
+		{want: "mounts[7].gidMappings[1]: hostID range 100005-100014 overlaps entry 0's 100000-100009", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 100000, Size: 10}},
+				GIDMappings: []specs.LinuxIDMapping{{HostID: 100000, Size: 10}, {ContainerID: 10, HostID: 100005, Size: 10}}})
+		}},
+		{want: "mounts[7].uidMappings[0]: hostID 4294967000 + size 1000 exceeds the id limit 4294967295", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 4294967000, Size: 1000}},
+				GIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
+		}},
+		{want: "mounts[7].uidMappings[0].size: must not be 0", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/srv", Options: []string{"bind"},
+				UIDMappings: []specs.LinuxIDMapping{{HostID: 1}}, GIDMappings: []specs.LinuxIDMapping{{Size: 1}}})
 		}},
 
 		// devices

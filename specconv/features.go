@@ -31,7 +31,7 @@ func Features() *features.Features {
 				SupportedFlags: names(seccompFlags),
 			},
 			MemoryPolicy:    &features.MemoryPolicy{Modes: names(mapKeys(mpolModes)), Flags: names(mapKeys(mpolFlags))},
-			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: &no}},
+			MountExtensions: &features.MountExtensions{IDMap: &features.IDMap{Enabled: &yes}},
 			NetDevices:      &features.NetDevices{Enabled: &yes},
 		},
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 )
 
 // namespaces sets the namespaces to make or join, and rootfsPropagation.
@@ -29,30 +28,16 @@ func (c *converter) namespaces() error {
 			return fieldErrorf(field, "duplicate %q namespace", ns.Type)
 		case ns.Path != "" && !filepath.IsAbs(ns.Path):
 			return fieldErrorf(field+".path", "must be absolute, got %q", ns.Path)
-		case t == configs.NEWNS && ns.Path != "":
-			// husk builds the rootfs in the mount namespace: never in one
-			// that something else lives in.
-			return notSupported(field+".path", "joining a mount namespace ("+ns.Path+") is refused; remove the path")
 		}
 		seen[t] = true
 		c.cfg.Namespaces = append(c.cfg.Namespaces, configs.Namespace{Type: t, Path: ns.Path})
 	}
 	if !seen[configs.NEWNS] {
-		return fieldErrorf("linux.namespaces", `needs a new "mount" namespace, husk mounts the rootfs in it`)
+		if err := c.hostMountNamespace(); err != nil {
+			return err
+		}
 	}
 	return c.rootfsPropagation()
-}
-
-// rootPropagation maps rootfsPropagation to its MS_* flags.
-var rootPropagation = map[string]int{
-	"shared":      unix.MS_SHARED,
-	"rshared":     unix.MS_SHARED | unix.MS_REC,
-	"slave":       unix.MS_SLAVE,
-	"rslave":      unix.MS_SLAVE | unix.MS_REC,
-	"private":     unix.MS_PRIVATE,
-	"rprivate":    unix.MS_PRIVATE | unix.MS_REC,
-	"unbindable":  unix.MS_UNBINDABLE,
-	"runbindable": unix.MS_UNBINDABLE | unix.MS_REC,
 }
 
 // rootfsPropagation sets the propagation of the container's root; none
@@ -62,7 +47,7 @@ func (c *converter) rootfsPropagation() error {
 	if p == "" {
 		return nil
 	}
-	flags, ok := rootPropagation[p]
+	flags, ok := mountPropagation[p]
 	if !ok {
 		return fieldErrorf("linux.rootfsPropagation", "unknown %q", p)
 	}
@@ -152,6 +137,27 @@ func (c *converter) sysctl() error {
 			c.cfg.Sysctl = map[string]string{}
 		}
 		c.cfg.Sysctl[key] = sysctls[key]
+	}
+	return nil
+}
+
+// hostMountNamespace checks a container that shares the host's mount
+// namespace, as runc allows: nothing can be mounted, masked or made
+// read-only for it alone. Like runc, husk refuses the masks and read-only
+// paths it could not apply, and ignores the mounts and root.readonly.
+func (c *converter) hostMountNamespace() error {
+	l := c.spec.Linux
+	if len(l.MaskedPaths) > 0 {
+		return fieldErrorf("linux.maskedPaths", "cannot mask %q without a new mount namespace", l.MaskedPaths[0])
+	}
+	if len(l.ReadonlyPaths) > 0 {
+		return fieldErrorf("linux.readonlyPaths", "cannot make %q read-only without a new mount namespace", l.ReadonlyPaths[0])
+	}
+	if len(c.spec.Mounts) > 0 {
+		c.warn("mounts", "ignored: the container shares the host's mount namespace")
+	}
+	if c.spec.Root != nil && c.spec.Root.Readonly {
+		c.warn("root.readonly", "ignored: the container shares the host's mount namespace")
 	}
 	return nil
 }

@@ -56,7 +56,8 @@ var mountFlags = map[string]mountFlag{
 	"rbind":         {false, unix.MS_BIND | unix.MS_REC},
 }
 
-// mountPropagation are the options that change a mount's propagation.
+// mountPropagation are the options that change a mount's propagation, and
+// the values of linux.rootfsPropagation.
 var mountPropagation = map[string]int{
 	"shared":      unix.MS_SHARED,
 	"rshared":     unix.MS_SHARED | unix.MS_REC,
@@ -101,20 +102,13 @@ var mountRecursive = map[string]recAttr{
 	"rnostrictatime": atime(unix.MOUNT_ATTR_RELATIME),
 }
 
-// refusedOptions are runc options husk does not implement. Passed on as
-// data they would fail the mount or, on a bind, be silently dropped.
-var refusedOptions = map[string]string{
-	"idmap":     "idmapped mounts are not implemented",
-	"ridmap":    "idmapped mounts are not implemented",
-	"tmpcopyup": "copying the image's files into a tmpfs is not implemented",
-}
-
 // MountOptions lists every option the mount parser gives a meaning to,
 // sorted: the mountOptions of `husk features`, made from the same tables.
 func MountOptions() []string {
 	out := slices.Collect(maps.Keys(mountFlags))
 	out = slices.AppendSeq(out, maps.Keys(mountPropagation))
 	out = slices.AppendSeq(out, maps.Keys(mountRecursive))
+	out = append(out, "tmpcopyup")
 	slices.Sort(out)
 	return out
 }
@@ -133,18 +127,20 @@ func (c *converter) mounts() error {
 
 // mount converts one mount; field is its path ("mounts[3]").
 func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
-	if !filepath.IsAbs(m.Destination) {
-		return nil, fieldErrorf(field+".destination", "must be absolute, got %q", m.Destination)
+	if m.Destination == "" {
+		return nil, fieldErrorf(field+".destination", "must not be empty")
 	}
-	if len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 {
-		return nil, notSupported(field+".uidMappings", "idmapped mounts are not implemented")
+	if !filepath.IsAbs(m.Destination) {
+		// runc takes it relative to "/", with a warning.
+		c.warn(field+".destination", fmt.Sprintf("%q is relative, taken as %q", m.Destination, "/"+m.Destination))
 	}
 	mnt := &configs.Mount{
 		Source:      m.Source,
-		Destination: filepath.Clean(m.Destination),
+		Destination: filepath.Clean("/" + m.Destination),
 		Device:      m.Type,
 	}
 	var data []string
+	var idmap *idmapOption
 	for j, o := range m.Options {
 		if f, ok := mountFlags[o]; ok {
 			if f.clear {
@@ -165,14 +161,29 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 			mnt.RecAttrClr = mnt.RecAttrClr&^r.set | r.clr
 			continue
 		}
-		if why, ok := refusedOptions[o]; ok {
-			return nil, notSupported(index(field+".options", j), fmt.Sprintf("%s; remove %q", why, o))
+		if o == "tmpcopyup" {
+			if m.Type != "tmpfs" {
+				c.warn(index(field+".options", j), fmt.Sprintf("tmpcopyup ignored: it applies to a tmpfs, not %q", m.Type))
+			}
+			mnt.CopyUp = m.Type == "tmpfs"
+			continue
+		}
+		if o == "idmap" || o == "ridmap" {
+			opt := &idmapOption{field: index(field+".options", j), name: o, recursive: o == "ridmap"}
+			if idmap != nil && idmap.name != o {
+				return nil, fieldErrorf(opt.field, "%q with %q (%s): choose one", o, idmap.name, idmap.field)
+			}
+			idmap = opt
+			continue
 		}
 		data = append(data, o)
 	}
 	mnt.Data = strings.Join(data, ",")
 	if m.Type == "bind" {
 		mnt.Flags |= unix.MS_BIND
+	}
+	if err := c.mountIDMap(field, m, mnt, idmap); err != nil {
+		return nil, err
 	}
 	if mnt.IsBind() {
 		return mnt, c.bindMount(field, mnt)

@@ -1,9 +1,11 @@
 package specconv
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 )
@@ -44,7 +46,7 @@ func TestEveryListedMountOptionIsAccepted(t *testing.T) {
 			t.Errorf("MountOptions() lacks %q", want)
 		}
 	}
-	for _, refused := range []string{"idmap", "ridmap", "tmpcopyup"} {
+	for _, refused := range []string{"idmap", "ridmap"} {
 		if slices.Contains(opts, refused) {
 			t.Errorf("MountOptions() lists %q, which husk refuses", refused)
 		}
@@ -62,5 +64,41 @@ func TestEveryListedMountOptionIsAccepted(t *testing.T) {
 				t.Errorf("option %q on %s went to the mount data %q", o, typ, m.Data)
 			}
 		}
+	}
+}
+
+func TestMountIDMap(t *testing.T) {
+	uid := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	for _, tc := range []struct {
+		name   string
+		userns bool
+		m      specs.Mount
+		want   configs.MountIDMap
+	}{
+		{"explicit, bind", false, specs.Mount{Options: []string{"bind"}, UIDMappings: uid, GIDMappings: uid},
+			configs.MountIDMap{UIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, GIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}}},
+		{"explicit, rbind is recursive", false, specs.Mount{Options: []string{"rbind"}, UIDMappings: uid, GIDMappings: uid},
+			configs.MountIDMap{UIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, GIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, Recursive: true}},
+		{"idmap on rbind is not recursive", true, specs.Mount{Options: []string{"rbind", "idmap"}}, configs.MountIDMap{}},
+		{"ridmap", true, specs.Mount{Options: []string{"bind", "ridmap"}}, configs.MountIDMap{Recursive: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := Convert(withSpec(func(s *specs.Spec) {
+				if tc.userns {
+					s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+					s.Linux.UIDMappings, s.Linux.GIDMappings = uid, uid
+				}
+				m := tc.m
+				m.Destination, m.Source = "/data", "/srv"
+				s.Mounts = append(s.Mounts, m)
+			}), Options{Bundle: bundle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Mounts[len(c.Mounts)-1].IDMap
+			if got == nil || !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("IDMap = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

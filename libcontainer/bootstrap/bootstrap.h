@@ -29,6 +29,8 @@
 #define HUSK_SYNC_READY       6 /* Go init -> parent: built, waiting on exec.fifo  */
 #define HUSK_SYNC_CREATE_HOOKS      7 /* Go init -> parent: rootfs mounted, run prestart + createRuntime */
 #define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> Go init: they passed; run createContainer, pivot   */
+#define HUSK_SYNC_MOUNT_SOURCE 9 /* Go init -> parent: open mounts[N]'s source (u32 N)           */
+#define HUSK_SYNC_MOUNT_FD     10 /* parent -> Go init: its fd (SCM_RIGHTS), or why not (text)   */
 
 /* Environment variables naming the fds passed to `husk init`. */
 #define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"

@@ -33,6 +33,13 @@
 //	                                        rootfs mounted, not pivoted; parent
 //	                                        runs them (a failure: it kills init)
 //	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
+//	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
+//	                                        namespace, or an idmapped one: the
+//	                                        parent opens the source in init's
+//	                                        mount namespace, with the host's
+//	                                        credentials (mountsource.go)
+//	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
+//	                                        payload), or the error as text
 //	6     Go init       READY               waits on exec.fifo; parent records state
 //	                                        (exec: no hooks, no rootfs, no fifo;
 //	                                        init execs the process right after)
@@ -89,6 +96,9 @@ const (
 
 	SyncCreateHooks     SyncType = C.HUSK_SYNC_CREATE_HOOKS
 	SyncCreateHooksDone SyncType = C.HUSK_SYNC_CREATE_HOOKS_DONE
+
+	SyncMountSource SyncType = C.HUSK_SYNC_MOUNT_SOURCE
+	SyncMountFd     SyncType = C.HUSK_SYNC_MOUNT_FD
 )
 
 func (t SyncType) String() string {
@@ -109,6 +119,10 @@ func (t SyncType) String() string {
 		return "CREATE_HOOKS"
 	case SyncCreateHooksDone:
 		return "CREATE_HOOKS_DONE"
+	case SyncMountSource:
+		return "MOUNT_SOURCE"
+	case SyncMountFd:
+		return "MOUNT_FD"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }

@@ -59,6 +59,33 @@ type Mount struct {
 	// "rro", "rnosuid", ... options).
 	RecAttrSet uint64 `json:"rec_attr_set,omitempty"`
 	RecAttrClr uint64 `json:"rec_attr_clr,omitempty"`
+	// CopyUp (tmpcopyup) fills a tmpfs with a copy of what the image has
+	// at its destination.
+	CopyUp bool `json:"copy_up,omitempty"`
+	// IDMap is an idmapped bind ("idmap", or uidMappings/gidMappings):
+	// nil when the mount is not idmapped.
+	IDMap *MountIDMap `json:"idmap,omitempty"`
+}
+
+// MountIDMap is how an idmapped mount maps the ids of its source: with
+// these mappings, or, when they are empty, with the container's user
+// namespace's. Recursive ("ridmap") maps the submounts of an rbind too.
+type MountIDMap struct {
+	UIDMappings []IDMap `json:"uid_mappings,omitempty"`
+	GIDMappings []IDMap `json:"gid_mappings,omitempty"`
+	Recursive   bool    `json:"recursive,omitempty"`
+}
+
+// SourceOutside reports whether the parent must open bind mount m's
+// source for init: from outside the container's user namespace, which
+// cannot reach what its mapped root cannot, and always for an idmapped
+// mount, which only the host's root can make.
+func (c *Config) SourceOutside(m *Mount) bool {
+	if !m.IsBind() {
+		return false
+	}
+	_, userns := c.Namespace(NEWUSER)
+	return userns || m.IDMap != nil
 }
 
 // IsBind reports whether the mount is a bind mount.

@@ -21,9 +21,6 @@ func Validate(c *Config) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("root.path: %q is not a directory", c.Rootfs)
 	}
-	if !c.NewNamespace(NEWNS) {
-		return fmt.Errorf("linux.namespaces: a new mount namespace is required (type \"mount\" without a path)")
-	}
 	for i, ns := range c.Namespaces {
 		if ns.Path == "" {
 			continue

@@ -72,7 +72,9 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	// The createRuntime and createContainer hooks run before pivot_root.
-	if err := rootfs.SetupWith(cfg, func() error { return atMountHooks(sock, cfg) }); err != nil {
+	hooks := func() error { return atMountHooks(sock, cfg) }
+	sources := func(i int) (int, error) { return askMountSource(sock, i) }
+	if err := rootfs.SetupWith(cfg, hooks, sources); err != nil {
 		return err
 	}
 	if err := setupConsole(cfg, side); err != nil {

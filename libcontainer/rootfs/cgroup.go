@@ -42,13 +42,7 @@ func mountCgroup2(r *rootDir, m *configs.Mount, cgroupns bool, own string) error
 		return bindMount(r, b)
 	}
 	// No fallback to a bind here: inside the cgroup namespace, own is "/".
-	dst, err := r.open(m.Destination, makeDir)
-	if err != nil {
-		return err
-	}
-	err = mount("cgroup2", dst.proc(), "cgroup2", m.Flags, m.Data)
-	dst.close()
-	if err != nil {
+	if err := r.mountAt(m.Destination, makeDir, "cgroup2", "cgroup2", m.Flags, m.Data); err != nil {
 		return err
 	}
 	return finishMount(r, m)
@@ -64,13 +58,7 @@ func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]st
 	if err != nil {
 		return err
 	}
-	dst, err := r.open(m.Destination, makeDir)
-	if err != nil {
-		return err
-	}
-	err = mount("tmpfs", dst.proc(), "tmpfs", m.Flags&^unix.MS_RDONLY, "mode=755")
-	dst.close()
-	if err != nil {
+	if err := r.mountAt(m.Destination, makeDir, "tmpfs", "tmpfs", m.Flags&^unix.MS_RDONLY, "mode=755"); err != nil {
 		return fmt.Errorf("tmpfs: %w", err)
 	}
 	for _, h := range hierarchies {
@@ -79,13 +67,7 @@ func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]st
 		}
 	}
 	if m.Flags&unix.MS_RDONLY != 0 {
-		dst, err := r.open(m.Destination, mustExist)
-		if err != nil {
-			return err
-		}
-		err = remountBind(dst.proc(), m.Flags, m.ClearedFlags)
-		dst.close()
-		if err != nil {
+		if err := r.at(m.Destination, func(p string) error { return remountBind(p, m.Flags, m.ClearedFlags) }); err != nil {
 			return err
 		}
 	}
@@ -103,13 +85,7 @@ func mountHierarchy(r *rootDir, m *configs.Mount, h *mountinfo.Info, cgroupns bo
 		return fmt.Errorf("not in /proc/self/cgroup (options %s)", h.VFSOptions)
 	}
 	if cgroupns {
-		dst, err := r.open(dest, makeDir)
-		if err != nil {
-			return err
-		}
-		err = mount("cgroup", dst.proc(), h.FSType, m.Flags, key)
-		dst.close()
-		if err != nil {
+		if err := r.mountAt(dest, makeDir, "cgroup", h.FSType, m.Flags, key); err != nil {
 			return err
 		}
 	} else {

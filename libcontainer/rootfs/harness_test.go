@@ -62,7 +62,7 @@ func runChild(name string) int {
 		}
 		return 0
 	}
-	err := Setup(&c)
+	err := SetupWith(&c, nil, nil)
 	if err == nil {
 		err = Finalize(&c)
 	}

@@ -3,16 +3,42 @@ package rootfs
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
 
-// mountAll mounts every config.json mount inside the rootfs, in order.
+// mountAll mounts every config.json mount inside the rootfs, in order. A
+// read-only /dev is mounted writable and made read-only by readonlyDev,
+// once its submounts and device nodes are in place.
 func mountAll(r *rootDir, c *configs.Config) error {
 	for i, m := range c.Mounts {
-		if err := mountOne(r, c, m); err != nil {
+		if isReadonlyDev(m) {
+			rw := *m
+			rw.Flags &^= unix.MS_RDONLY
+			m = &rw
+		}
+		if err := mountOne(r, c, m, i); err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
+		}
+	}
+	return nil
+}
+
+// isReadonlyDev reports whether m is a read-only filesystem on /dev.
+func isReadonlyDev(m *configs.Mount) bool {
+	return filepath.Clean(m.Destination) == "/dev" && m.Flags&unix.MS_RDONLY != 0 && !m.IsBind()
+}
+
+// readonlyDev makes a read-only /dev read-only, last.
+func readonlyDev(r *rootDir, c *configs.Config) error {
+	for i, m := range c.Mounts {
+		if !isReadonlyDev(m) {
+			continue
+		}
+		if err := r.at("/dev", func(p string) error { return remountBind(p, unix.MS_RDONLY, 0) }); err != nil {
+			return fmt.Errorf("mounts[%d] (%s on /dev): make read-only: %w", i, mountSource(m), err)
 		}
 	}
 	return nil
@@ -20,19 +46,22 @@ func mountAll(r *rootDir, c *configs.Config) error {
 
 // mountOne mounts m at its destination, resolved inside the rootfs, then
 // applies its propagation flags.
-func mountOne(r *rootDir, c *configs.Config, m *configs.Mount) error {
+func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 	switch {
+	case c.SourceOutside(m) && r.openSource != nil:
+		return bindOutside(r, m, i)
 	case m.IsBind() || m.Device == "bind":
 		return bindMount(r, m)
 	case m.Device == "cgroup":
 		return mountCgroup(r, c, m)
+	case m.Device == "tmpfs":
+		return mountTmpfs(r, m)
 	}
-	dst, err := r.open(m.Destination, makeDir)
-	if err != nil {
-		return err
+	kind := makeDir
+	if m.Device == "proc" || m.Device == "sysfs" {
+		kind = realDir
 	}
-	err = mount(mountSource(m), dst.proc(), m.Device, m.Flags, m.Data)
-	dst.close()
+	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, m.Data)
 	if errors.Is(err, unix.EPERM) {
 		if host := hostFallback(c, m); host != "" {
 			if err := bindMount(r, fallbackBind(m, host)); err != nil {
@@ -112,15 +141,12 @@ func propagate(r *rootDir, m *configs.Mount) error {
 	if len(m.PropagationFlags) == 0 {
 		return nil
 	}
-	dst, err := r.open(m.Destination, mustExist)
-	if err != nil {
-		return err
-	}
-	defer dst.close()
-	for _, flags := range m.PropagationFlags {
-		if err := mount("", dst.proc(), "", flags, ""); err != nil {
-			return fmt.Errorf("set propagation %#x: %w", flags, err)
+	return r.at(m.Destination, func(p string) error {
+		for _, flags := range m.PropagationFlags {
+			if err := mount("", p, "", flags, ""); err != nil {
+				return fmt.Errorf("set propagation %#x: %w", flags, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

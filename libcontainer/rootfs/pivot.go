@@ -1,7 +1,10 @@
 package rootfs
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -20,11 +23,7 @@ func prepareRoot(c *configs.Config, root string) error {
 	if err := mount("", "/", "", flags, ""); err != nil {
 		return fmt.Errorf("linux.rootfsPropagation %#x: set on /: %w", flags, err)
 	}
-	// Whatever is still shared (all of it with "shared", the mounts under
-	// "/" with a non-recursive "private" or "slave"): the mount the rootfs
-	// lies on must not be, else the bind below and every container mount
-	// would propagate back into the host.
-	if err := parentMountPrivate(root); err != nil {
+	if err := isolateRoot(root, flags); err != nil {
 		return fmt.Errorf("linux.rootfsPropagation: %w", err)
 	}
 	if err := mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -33,38 +32,64 @@ func prepareRoot(c *configs.Config, root string) error {
 	return nil
 }
 
-// parentMountPrivate makes the mount that root lies on private if it is
-// shared: pivot_root and MS_MOVE refuse a shared parent.
-func parentMountPrivate(root string) error {
+// isolateRoot makes the mount the rootfs lies on private, as runc does, so
+// that the bind onto itself and every container mount stay in this
+// namespace, and neither pivot_root nor MS_MOVE meets a shared or
+// unbindable parent. When the rootfs is itself a shared mount point, it
+// becomes a slave with "shared" or "slave" asked (what the host mounts
+// under it still shows inside, nothing goes back) and private otherwise.
+func isolateRoot(root string, flags int) error {
 	mounts, err := mountinfo.GetMounts(mountinfo.ParentsFilter(root))
 	if err != nil {
 		return err
 	}
-	var parent *mountinfo.Info
-	for _, m := range mounts { // later entries are stacked on earlier ones
-		if parent == nil || len(m.Mountpoint) >= len(parent.Mountpoint) {
-			parent = m
+	// Of mounts stacked on one point the last listed is on top; deepest first.
+	top := map[string]*mountinfo.Info{}
+	for _, m := range mounts {
+		top[m.Mountpoint] = m
+	}
+	points := slices.SortedFunc(maps.Keys(top), func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		m, self := top[p], p == root
+		want := unix.MS_PRIVATE
+		switch {
+		case self && !strings.Contains(m.Optional, "shared:"):
+			continue
+		case self && flags&(unix.MS_SHARED|unix.MS_SLAVE) != 0:
+			want = unix.MS_SLAVE
 		}
-	}
-	if parent == nil || !strings.Contains(parent.Optional, "shared:") {
-		return nil
-	}
-	if err := mount("", parent.Mountpoint, "", unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make parent mount %s private: %w", parent.Mountpoint, err)
+		if err := mount("", p, "", want, ""); err != nil {
+			return fmt.Errorf("make mount %s %s: %w", p, propagationName(want), err)
+		}
+		if !self {
+			return nil
+		}
 	}
 	return nil
 }
 
-// enterRoot makes the rootfs the process's "/".
+func propagationName(flags int) string {
+	if flags&unix.MS_SLAVE != 0 {
+		return "slave"
+	}
+	return "private"
+}
+
+// enterRoot makes the rootfs the process's "/", then gives it the asked
+// rootfsPropagation: only now, as "/", so that "shared" cannot reach the
+// host (runc does the same; "private" is already so).
 func enterRoot(c *configs.Config, root string) error {
 	if c.NoPivotRoot {
 		if err := moveRoot(root); err != nil {
 			return fmt.Errorf("--no-pivot: move %s to /: %w", root, err)
 		}
-		return nil
-	}
-	if err := pivotInto(root); err != nil {
+	} else if err := pivotInto(root); err != nil {
 		return fmt.Errorf("pivot_root to %s: %w", root, err)
+	}
+	if p := c.RootPropagation; p != 0 && p&unix.MS_PRIVATE == 0 {
+		if err := mount("", "/", "", p, ""); err != nil {
+			return fmt.Errorf("linux.rootfsPropagation %#x: set on the new /: %w", p, err)
+		}
 	}
 	return nil
 }
@@ -104,8 +129,18 @@ func pivotInto(root string) error {
 
 // moveRoot is --no-pivot: move the rootfs mount onto "/" and chroot into it.
 // The old root stays underneath, hidden; it cannot be unmounted this way.
+// Its proc and sysfs mounts are taken away first: while a whole proc stays
+// anywhere in the namespace, the kernel lets a nested user namespace mount
+// a fresh proc, without the container's masks.
 func moveRoot(root string) error {
+	if err := hideHostProcSys(root); err != nil {
+		return err
+	}
 	if err := chdir(root); err != nil {
+		return err
+	}
+	// "/" private first: the move must not propagate to the host.
+	if err := mount("", "/", "", unix.MS_PRIVATE, ""); err != nil {
 		return err
 	}
 	if err := mount(root, "/", "", unix.MS_MOVE, ""); err != nil {
@@ -115,4 +150,36 @@ func moveRoot(root string) error {
 		return err
 	}
 	return chdir("/")
+}
+
+// hideHostProcSys detaches every whole proc and sysfs mount outside the
+// rootfs; one that cannot be detached is covered with an empty tmpfs.
+func hideHostProcSys(root string) error {
+	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (bool, bool) {
+		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
+		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
+		return !whole || inside, false
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	for _, m := range mounts {
+		p := m.Mountpoint
+		// Slave first, so the detach cannot propagate to the host.
+		if err := mount("", p, "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) {
+				continue // already gone with a detached parent
+			}
+			return fmt.Errorf("host %s %s: %w", m.FSType, p, err)
+		}
+		err := umount2(p, unix.MNT_DETACH)
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL) {
+			err = mount("tmpfs", p, "tmpfs", unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			return fmt.Errorf("hide host %s %s: %w", m.FSType, p, err)
+		}
+	}
+	return nil
 }

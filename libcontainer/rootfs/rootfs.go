@@ -2,7 +2,7 @@
 // init`: in the container's new mount namespace, as root, before privileges
 // are dropped.
 //
-// Setup does everything that needs the host's paths (config.json mounts
+// SetupWith does everything that needs the host's paths (config.json mounts
 // resolved safely inside the rootfs, /dev, pivot_root); Finalize runs inside
 // the new root afterwards (masked and read-only paths, read-only "/").
 //
@@ -13,7 +13,6 @@
 package rootfs
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -21,17 +20,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Setup mounts the container's filesystems under c.Rootfs and makes it the
-// process's root. The calling thread must be in the container's new mount
-// namespace (c must say so) and stay locked to it.
-func Setup(c *configs.Config) error { return SetupWith(c, nil) }
-
-// SetupWith is Setup calling beforePivot, when not nil, once everything is
-// mounted and before the rootfs becomes "/": where the runtime-spec runs
-// the createRuntime and createContainer hooks.
-func SetupWith(c *configs.Config, beforePivot func() error) error {
-	if !c.NewNamespace(configs.NEWNS) {
-		return errors.New("linux.namespaces: building the rootfs needs a new mount namespace")
+// SetupWith mounts the container's filesystems under c.Rootfs and makes it
+// the process's root, calling beforePivot, when not nil, once everything
+// is mounted and before the rootfs becomes "/": where the runtime-spec
+// runs the createRuntime and createContainer hooks. The calling thread must
+// be in the container's mount namespace, new or joined, and stay locked to
+// it. Without a mount namespace of its own the container shares the
+// host's: nothing is mounted, only the hooks run.
+//
+// openSource, when not nil, gets the fd of mounts[i]'s source for each bind
+// mount the parent must open (configs.Config.SourceOutside); the fd is
+// closed once mounted.
+func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpener) error {
+	if _, ok := c.Namespace(configs.NEWNS); !ok {
+		return runHook(beforePivot)
 	}
 	root, err := filepath.EvalSymlinks(c.Rootfs)
 	if err != nil {
@@ -44,13 +46,11 @@ func SetupWith(c *configs.Config, beforePivot func() error) error {
 	if err != nil {
 		return fmt.Errorf("root.path %q: %w", root, err)
 	}
-	err = mountAll(r, c)
-	if err == nil {
-		err = setupDev(r, c)
-	}
+	r.openSource = openSource
+	err = buildRoot(r, c)
 	r.close()
-	if err == nil && beforePivot != nil {
-		err = beforePivot()
+	if err == nil {
+		err = runHook(beforePivot)
 	}
 	if err != nil {
 		return err
@@ -58,9 +58,31 @@ func SetupWith(c *configs.Config, beforePivot func() error) error {
 	return enterRoot(c, root)
 }
 
+// buildRoot makes every mount, then /dev's nodes and links, then makes a
+// read-only /dev read-only.
+func buildRoot(r *rootDir, c *configs.Config) error {
+	if err := mountAll(r, c); err != nil {
+		return err
+	}
+	if err := setupDev(r, c); err != nil {
+		return err
+	}
+	return readonlyDev(r, c)
+}
+
+func runHook(hook func() error) error {
+	if hook == nil {
+		return nil
+	}
+	return hook()
+}
+
 // Finalize runs inside the new root, after Setup and the hostname: it masks
 // c.MaskPaths, makes c.ReadonlyPaths read-only and, with c.Readonlyfs, "/".
 func Finalize(c *configs.Config) error {
+	if _, ok := c.Namespace(configs.NEWNS); !ok {
+		return nil // the host's mount namespace: specconv refused masks
+	}
 	for i, p := range c.MaskPaths {
 		if err := maskPath(p); err != nil {
 			return fmt.Errorf("maskedPaths[%d] %q: %w", i, p, err)

@@ -18,6 +18,13 @@ func mountSetattr(dirfd int, flags uint, attr *unix.MountAttr) error {
 	return os.NewSyscallError("mount_setattr", unix.MountSetattr(dirfd, "", flags, attr))
 }
 
+// moveMount attaches the detached mount tree from onto the directory or
+// file the O_PATH descriptor to stands for.
+func moveMount(from, to int) error {
+	return os.NewSyscallError("move_mount",
+		unix.MoveMount(from, "", to, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH))
+}
+
 func umount2(target string, flags int) error {
 	return os.NewSyscallError("umount2", unix.Unmount(target, flags))
 }
@@ -83,3 +90,11 @@ func dup(fd int) (int, error) {
 }
 
 func closeFd(fd int) { _ = unix.Close(fd) }
+
+// IDMapSupported reports whether the kernel can make idmapped mounts:
+// mount_setattr(2) exists (Linux 5.12). Asked with an fd that cannot be
+// valid, it fails with EBADF where it exists and ENOSYS where it does not.
+func IDMapSupported() bool {
+	err := unix.MountSetattr(-1, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP})
+	return err != unix.ENOSYS
+}

@@ -118,7 +118,7 @@ in_container() {
 	assert_no_container "$id"
 }
 
-@test "mounts: idmap is refused with the field named" {
+@test "mounts: idmap without a mapping or a user namespace is refused with the field named" {
 	local id
 	id="$(new_id)"
 	add_mount '{destination: "/data", type: "bind", source: $src, options: ["rbind", "idmap"]}'

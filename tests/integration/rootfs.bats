@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# The rootfs built as runc builds it (issue 16): bind flags exactly as
+# asked, bind sources opened outside the user namespace and in order,
+# relative destinations, tmpfs modes and tmpcopyup, a read-only /dev,
+# rootfsPropagation, no or a joined mount namespace, proc and sysfs only
+# on real directories, and --no-pivot without a whole proc left behind.
+
+load helpers
+load mounts_helpers
+
+setup() {
+	setup_husk
+	SRC="$TEST_DIR/src"
+	mkdir -p "$SRC"
+	echo data >"$SRC/file"
+}
+
+teardown() {
+	undo_host_mounts
+	teardown_husk
+}
+
+# add_mount JSON: append one entry to mounts ($src is $SRC).
+add_mount() {
+	update_config --arg src "$SRC" ".mounts += [$1]"
+}
+
+# mount_opts DEST: the per-mount options of DEST in $output (mountinfo lines).
+mount_opts() {
+	awk -v d="$1" '$5 == d {print $6}' <<<"$output" | tail -1
+}
+
+# ------------------------------------------------------------ bind mounts ---
+
+@test "bind flags: bind,nosuid,nodev of a read-only source is read-write" {
+	host_mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,ro "$SRC"
+	add_mount '{destination: "/data", type: "bind", source: $src, options: ["bind", "nosuid", "nodev"]}'
+	in_container 'touch /data/x && echo rw; grep " /data " /proc/self/mountinfo'
+	[ "$(head -1 <<<"$output")" = rw ] || fail "output: $output"
+	assert_contains "$(mount_opts /data)" rw nosuid nodev
+}
+
+@test "bind flags: relatime and strictatime replace a noatime source's mode, nothing else carries over" {
+	host_mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,ro,nosuid,noatime "$SRC"
+	add_mount '{destination: "/rel", type: "bind", source: $src, options: ["bind", "relatime"]}'
+	add_mount '{destination: "/strict", type: "bind", source: $src, options: ["bind", "strictatime"]}'
+	in_container 'cat /proc/self/mountinfo'
+	local rel strict
+	rel="$(mount_opts /rel)" strict="$(mount_opts /strict)"
+	[[ ",$rel," == *,relatime,* && ",$rel," != *,noatime,* ]] || fail "/rel: $rel"
+	[[ ",$strict," != *,relatime,* && ",$strict," != *,noatime,* ]] || fail "/strict: $strict"
+	[[ ",$rel,$strict," != *,ro,* && ",$rel,$strict," != *,nosuid,* ]] || fail "the source's ro or nosuid carried over: $rel $strict"
+}
+
+@test "bind flags: flags locked in a user namespace are kept" {
+	userns_100k
+	host_mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,ro,nosuid "$SRC"
+	add_mount '{destination: "/data", type: "bind", source: $src, options: ["bind", "nodev"]}'
+	in_container 'touch /data/x 2>/dev/null && echo rw || echo ro; grep " /data " /proc/self/mountinfo'
+	[ "$(head -1 <<<"$output")" = ro ] || fail "output: $output"
+	assert_contains "$(mount_opts /data)" ro nosuid nodev
+}
+
+@test "bind sources: a source the container's mapped user cannot reach still mounts" {
+	userns_100k
+	mkdir -p "$SRC/secret/dir"
+	echo hidden >"$SRC/secret/dir/f"
+	chmod 0700 "$SRC/secret"
+	update_config --arg s "$SRC/secret/dir" '.mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]'
+	in_container 'cat /data/f'
+	[ "$output" = hidden ] || fail "output: $output"
+}
+
+@test "bind sources: each source is resolved after the mounts before it" {
+	userns_100k
+	mkdir -p "$SRC/locked"
+	echo inner >"$SRC/locked/f"
+	chmod 0700 "$SRC/locked"
+	mkdir -p "$BUNDLE/rootfs/early"
+	# The second source lies inside the first mount, as the container sees it.
+	update_config --arg s "$SRC/locked" --arg r "$BUNDLE/rootfs/early/f" \
+		'.mounts += [{destination: "/early", type: "bind", source: $s, options: ["rbind"]},
+			{destination: "/late", type: "bind", source: $r, options: ["bind"]}]'
+	in_container 'cat /late'
+	[ "$output" = inner ] || fail "output: $output"
+}
+
+@test "bind sources: a missing source in a user namespace fails, naming the mount" {
+	userns_100k
+	update_config --arg s "$TEST_DIR/nonexistent" '.mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]'
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7] ($TEST_DIR/nonexistent on /data)" "open the source outside the container" "no such file or directory"
+	[[ "$stderr" != *"mounts[7]"*"mounts[7]"* ]] || fail "the mount is named twice: $stderr"
+	assert_no_container "$id"
+}
+
+@test "mounts: a relative destination is taken relative to / with a warning" {
+	add_mount '{destination: "data", type: "bind", source: $src, options: ["rbind"]}'
+	in_container 'cat /data/file'
+	[ "$output" = data ] || fail "output: $output"
+	assert_contains "$stderr" 'mounts[7].destination' 'is relative, taken as'
+}
+
+# ---------------------------------------------------------- tmpfs and /dev ---
+
+@test "tmpfs: without mode= it takes the covered directory's mode, setgid and sticky too" {
+	mkdir -p "$BUNDLE/rootfs/scratch" "$BUNDLE/rootfs/suid"
+	chmod 3750 "$BUNDLE/rootfs/scratch"
+	chmod 4711 "$BUNDLE/rootfs/suid"
+	add_mount '{destination: "/scratch", type: "tmpfs", source: "tmpfs"}'
+	add_mount '{destination: "/suid", type: "tmpfs", source: "tmpfs", options: ["size=1m"]}'
+	add_mount '{destination: "/fresh", type: "tmpfs", source: "tmpfs"}'
+	in_container 'stat -c %a /scratch /suid /fresh; grep -c " /scratch .* tmpfs " /proc/self/mountinfo'
+	[ "$output" = "$(printf '3750\n4711\n1777\n1')" ] || fail "output: $output"
+}
+
+@test "tmpfs: tmpcopyup starts the tmpfs with a copy of the image's directory" {
+	mkdir -p "$BUNDLE/rootfs/seed/sub"
+	echo one >"$BUNDLE/rootfs/seed/a"
+	echo two >"$BUNDLE/rootfs/seed/sub/b"
+	ln -s a "$BUNDLE/rootfs/seed/link"
+	chown 1000:1000 "$BUNDLE/rootfs/seed/sub/b"
+	chmod 0750 "$BUNDLE/rootfs/seed"
+	add_mount '{destination: "/seed", type: "tmpfs", source: "tmpfs", options: ["tmpcopyup"]}'
+	in_container 'cat /seed/a /seed/sub/b /seed/link; stat -c "%u %a" /seed/sub/b /seed; echo new >/seed/c; grep -c " /seed .* tmpfs " /proc/self/mountinfo'
+	[ "$output" = "$(printf 'one\ntwo\none\n1000 644\n0 750\n1')" ] || fail "output: $output"
+	[ ! -e "$BUNDLE/rootfs/seed/c" ] || fail "a write went to the image"
+}
+
+@test "/dev: a read-only /dev is made read-only after its submounts" {
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	in_container 'grep -E " /dev(/pts|/shm|/mqueue)? " /proc/self/mountinfo | wc -l; touch /dev/x 2>/dev/null && echo rw || echo ro; grep " /dev " /proc/self/mountinfo; echo hi >/dev/null && echo null-ok'
+	[ "$(head -1 <<<"$output")" = 4 ] || fail "output: $output"
+	[ "$(sed -n 2p <<<"$output")" = ro ] || fail "output: $output"
+	assert_contains "$(mount_opts /dev)" ro
+	assert_contains "$output" null-ok
+}
+
+# ------------------------------------------- propagation and mount namespaces
+
+@test "linux.rootfsPropagation: shared leaves / shared and host mounts show inside" {
+	host_mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-shared "$BUNDLE/rootfs"
+	mkdir -p "$BUNDLE/rootfs/mnt/x"
+	update_config '.linux.rootfsPropagation = "shared"'
+	set_args sleep 1000
+	local id
+	id="$(new_id)"
+	run_bg "$id"
+	run -0 husk exec "$id" sh -c "awk '\$5 == \"/\"' /proc/self/mountinfo"
+	assert_contains "$output" "shared:"
+	host_mount -t tmpfs husk-hostside "$BUNDLE/rootfs/mnt/x"
+	run -0 husk exec "$id" grep -c husk-hostside /proc/self/mountinfo
+	[ "$output" = 1 ] || fail "the host's mount is not inside: $output"
+	husk delete --force "$id"
+}
+
+@test "linux.rootfsPropagation: unbindable makes / unbindable" {
+	update_config '.linux.rootfsPropagation = "unbindable"'
+	in_container "awk '\$5 == \"/\"' /proc/self/mountinfo"
+	assert_contains "$output" "unbindable"
+}
+
+@test "linux.namespaces: without a mount namespace the container shares the host's, with hooks" {
+	del_ns mount
+	update_config --arg out "$TEST_DIR/hook.out" '.linux.maskedPaths = [] | .linux.readonlyPaths = []
+		| .hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >\($out)"]}]'
+	echo host-only >"$TEST_DIR/marker"
+	local id
+	id="$(new_id)"
+	set_args cat "$TEST_DIR/marker"
+	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = host-only ] || fail "output: $output"
+	assert_contains "$(cat "$TEST_DIR/hook.out")" "\"id\":\"$id\""
+	assert_no_container "$id"
+}
+
+@test "linux.namespaces: maskedPaths without a mount namespace are refused" {
+	del_ns mount
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "linux.maskedPaths" "without a new mount namespace"
+	assert_no_container "$id"
+}
+
+@test "linux.namespaces: a mount namespace joined by path builds the rootfs in it" {
+	mkdir -p "$TEST_DIR/ns"
+	host_mount --bind "$TEST_DIR/ns" "$TEST_DIR/ns"
+	mount --make-private "$TEST_DIR/ns"
+	touch "$TEST_DIR/ns/mnt"
+	unshare --mount="$TEST_DIR/ns/mnt" --propagation private true || fail "unshare --mount"
+	HOST_MOUNTS+=("$TEST_DIR/ns/mnt")
+	set_ns mount "$TEST_DIR/ns/mnt"
+	update_config --arg out "$TEST_DIR/hook.out" '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >\($out)"]}]'
+	in_container 'readlink /proc/self/ns/mnt; cat /etc/passwd | head -1'
+	[ "$output" = "$(printf 'mnt:[%s]\nroot:x:0:0:root:/root:/bin/sh' "$(stat -L -c %i "$TEST_DIR/ns/mnt")")" ] || fail "output: $output"
+	[ -s "$TEST_DIR/hook.out" ] || fail "the createRuntime hook did not run"
+}
+
+# ------------------------------------------------------------- protections ---
+
+@test "proc: a /proc that is a symlink is refused, nothing mounted through it" {
+	rm -rf "$BUNDLE/rootfs/proc"
+	mkdir -p "$TEST_DIR/elsewhere"
+	ln -s "$TEST_DIR/elsewhere" "$BUNDLE/rootfs/proc"
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[0]" "/proc" "must be mounted on ordinary directory"
+	assert_no_container "$id"
+	[ -z "$(ls -A "$TEST_DIR/elsewhere")" ] || fail "proc was mounted through the symlink"
+}
+
+@test "sysfs: a /sys that is a symlink is refused" {
+	rm -rf "$BUNDLE/rootfs/sys"
+	ln -s tmp "$BUNDLE/rootfs/sys"
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "/sys" "must be mounted on ordinary directory"
+	assert_no_container "$id"
+}
+
+# The kernel lets a nested user namespace mount a fresh proc only while a
+# whole proc is mounted somewhere in its mount namespace
+# (mount_too_revealing). Under --no-pivot the host's root stays under the
+# container's, so husk must detach the host's proc and sysfs from it. The
+# container gets every capability root has here (as a privileged one would):
+# with runc's default set the nested user namespace cannot even write its
+# uid_map, in any runtime.
+@test "--no-pivot: a nested user+pid namespace cannot mount a fresh proc" {
+	requires_userns
+	local id caps
+	id="$(new_id)"
+	caps="$(husk features | jq -c '[.linux.capabilities[] | select(. != "CAP_SYS_RESOURCE" and . != "CAP_PERFMON" and . != "CAP_BPF" and . != "CAP_CHECKPOINT_RESTORE")]')"
+	update_config --argjson c "$caps" '.process.capabilities = {bounding: $c, effective: $c, permitted: $c}'
+	set_args sh -c 'unshare -mrpf sh -c "mount -t proc proc /tmp && echo mounted || echo refused" 2>/dev/null'
+	run -0 husk run --no-pivot --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = refused ] || fail "output: $output"
+	assert_no_container "$id"
+}
