@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// traceRecord is one line of a HUSK_TRACE file (libcontainer/trace.Record).
+type traceRecord struct {
+	T     int64  `json:"t"`
+	Proc  string `json:"proc"`
+	Phase string `json:"phase"`
+}
+
+// phaseHelp says what each of husk's phases covers, for the table.
+var phaseHelp = map[string]string{
+	"run exec":       "execve of husk, dynamic loader",
+	"run main":       "Go runtime boot, package initialisers",
+	"run config":     "read config.json, convert, validate",
+	"run prepare":    "state dir, lock, exec.fifo, state.json",
+	"run spawn":      "seccomp compile, fds, fork+exec husk init",
+	"init main":      "husk init: loader, nsexec to its C start",
+	"run cgroups":    "cgroups made, init joined, limits written",
+	"run nsexec":     "bootstrap message, nsexec: namespaces, fork",
+	"init go":        "Go runtime boot in init",
+	"init config":    "config received in init",
+	"init rootfs":    "mounts, devices, pivot_root (before hooks)",
+	"init hooks":     "createRuntime, createContainer hooks",
+	"init setup":     "rootfs finish, console, hostname, sysctl",
+	"init ready":     "rlimits, credentials, caps, cwd, READY",
+	"run created":    "pid file, state saved",
+	"run fifo-wait":  "start: exec.fifo opened, init released",
+	"init execve":    "startContainer hooks, seccomp, execve",
+	"run container":  "the container's process runs and exits",
+	"run teardown":   "delete: cgroups, state dir, poststop",
+	"run exit":       "husk's exit",
+	"(process exit)": "after husk's last mark: exit, reaping",
+}
+
+// phasesOf reads one traced run: each phase's time, from the previous mark
+// of any process to this one (the trace of all of husk's processes merged
+// on CLOCK_MONOTONIC), starting at the bench's exec and ending at its
+// wait. The phases are returned in timeline order.
+func phasesOf(r io.Reader, start, end int64) ([]string, map[string]time.Duration, error) {
+	var recs []traceRecord
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var rec traceRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, nil, fmt.Errorf("trace line %q: %w", sc.Text(), err)
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].T < recs[j].T })
+	var order []string
+	d := map[string]time.Duration{}
+	prev := start
+	add := func(name string, dt int64) {
+		if _, seen := d[name]; !seen {
+			order = append(order, name)
+		}
+		d[name] += time.Duration(max(dt, 0))
+	}
+	for _, rec := range recs {
+		add(rec.Proc+" "+rec.Phase, rec.T-prev)
+		prev = max(prev, rec.T)
+	}
+	add("(process exit)", end-prev)
+	return order, d, nil
+}
+
+// reportPhases prints the median of each phase over the traced runs, their
+// sum, and the measured (untraced) run-to-exit they must add up to.
+func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
+	var order []string
+	all := map[string][]time.Duration{}
+	var totals []time.Duration
+	for _, tr := range traces {
+		f, err := os.Open(tr.file)
+		if err != nil {
+			fmt.Fprintf(w, "note: trace %s: %v\n", tr.file, err)
+			return
+		}
+		o, d, err := phasesOf(f, tr.start, tr.end)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(w, "note: %v\n", err)
+			return
+		}
+		order = mergeOrder(order, o)
+		for name, v := range d {
+			all[name] = append(all[name], v)
+		}
+		totals = append(totals, time.Duration(tr.end-tr.start))
+	}
+	fmt.Fprintf(w, "\nhusk run-to-exit by phase (%d traced runs, HUSK_TRACE; medians)\n", len(traces))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "process phase\tms\tshare\twhat")
+	var sum time.Duration
+	for _, name := range order {
+		sum += median(padded(all[name], len(traces)))
+	}
+	for _, name := range order {
+		m := median(padded(all[name], len(traces)))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.0f%%\t%s\n", name, ms(m), 100*float64(m)/float64(sum), phaseHelp[name])
+	}
+	tw.Flush()
+	walls := make([]time.Duration, len(runs))
+	for i, s := range runs {
+		walls[i] = s.wall
+	}
+	measured := median(walls)
+	fmt.Fprintf(w, "sum of the phase medians %.2f ms; traced runs %.2f ms; untraced run-to-exit %.2f ms: the sum is %.0f%% of it",
+		ms(sum), ms(median(totals)), ms(measured), 100*float64(sum)/float64(measured))
+	if diff := float64(sum-measured) / float64(measured); diff > 0.1 || diff < -0.1 {
+		fmt.Fprintln(w, " (more than 10% off: a noisy run, try a larger -n)")
+	} else {
+		fmt.Fprintln(w, " (within 10%)")
+	}
+}
+
+// padded is ds with zeros for the runs in which a phase did not appear.
+func padded(ds []time.Duration, n int) []time.Duration {
+	for len(ds) < n {
+		ds = append(ds, 0)
+	}
+	return ds
+}
+
+// mergeOrder appends the names of b that a lacks, after their predecessor.
+func mergeOrder(a, b []string) []string {
+	have := map[string]bool{}
+	for _, n := range a {
+		have[n] = true
+	}
+	for i, n := range b {
+		if have[n] {
+			continue
+		}
+		have[n] = true
+		at := len(a)
+		if i > 0 {
+			for j, m := range a {
+				if m == b[i-1] {
+					at = j + 1
+				}
+			}
+		}
+		a = append(a[:at], append([]string{n}, a[at:]...)...)
+	}
+	return a
+}
