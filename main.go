@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -52,6 +53,7 @@ func main() {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
 	err := app.Run(context.Background(), os.Args)
+	trace.Mark("exit")
 	var code exitCode
 	switch {
 	case err == nil:
@@ -86,6 +88,8 @@ func setupLogging(ctx context.Context, cmd *cli.Command) (context.Context, error
 		logFile = f
 		logrus.SetOutput(f)
 	}
+	trace.SetDebug(cmd.Bool("debug"))
+	trace.Start(cmd.Args().First())
 	return ctx, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +46,7 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
+	trace.Mark("config")
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
@@ -106,6 +108,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
+	trace.Mark("prepare")
 	pid, err := startInit(&initRequest{
 		cfg:          o.Config,
 		msg:          bootstrapMessage(o.Config),
@@ -134,6 +137,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 			return err
 		}
 	}
+	trace.Mark("created")
 	logrus.Debugf("container %s created, init pid %d", o.ID, pid)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,6 +27,7 @@ func (c *Container) Start() error {
 	if err := awaitFifo(path, c.State.InitPid); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
+	trace.Mark("fifo-wait")
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}

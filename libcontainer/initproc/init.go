@@ -9,6 +9,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 )
 
@@ -27,6 +28,7 @@ func Init() {
 	}
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
 		logrus.SetOutput(logw)
+		trace.SetOutput(logw)
 		logrus.SetFormatter(&logrus.JSONFormatter{})
 	}
 	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
@@ -62,6 +64,7 @@ func receiveConfig(sock *os.File) (*configs.Config, *inherited, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	trace.Mark("config")
 	return &cfg, side, nil
 }
 
@@ -72,7 +75,7 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	// The createRuntime and createContainer hooks run before pivot_root.
-	if err := rootfs.SetupWith(cfg, func() error { return atMountHooks(sock, cfg) }); err != nil {
+	if err := rootfs.SetupWith(cfg, func() error { trace.Mark("rootfs"); defer trace.Mark("hooks"); return atMountHooks(sock, cfg) }); err != nil {
 		return err
 	}
 	if err := setupConsole(cfg, side); err != nil {
@@ -84,6 +87,7 @@ func initContainer(sock *os.File) error {
 	if err := rootfs.Finalize(cfg); err != nil {
 		return err
 	}
+	trace.Mark("setup")
 	return setupAndExecve(cfg, side, sock, func() error { return waitForStart(cfg) })
 }
 
