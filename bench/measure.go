@@ -58,9 +58,9 @@ func monotonicNow() int64 {
 
 // timed runs cmd with stdin on /dev/null and its output in a temp file (a
 // detached container must not hold a pipe of ours), and measures it.
-// env, if any, is added to the environment; t0 (if not nil) receives the
-// CLOCK_MONOTONIC time just before the exec.
-func timed(cmd *exec.Cmd, env []string, t0 *int64) (sample, error) {
+// env, if any, is added to the environment; span (if not nil) receives
+// the CLOCK_MONOTONIC times just before the exec and just after the wait.
+func timed(cmd *exec.Cmd, env []string, span *[2]int64) (sample, error) {
 	out, err := os.CreateTemp("", "husk-bench-out-")
 	if err != nil {
 		return sample{}, err
@@ -72,12 +72,18 @@ func timed(cmd *exec.Cmd, env []string, t0 *int64) (sample, error) {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	start := time.Now()
-	if t0 != nil {
-		*t0 = monotonicNow()
-		cmd.Env = append(cmd.Env, "HUSK_TRACE_T0="+strconv.FormatInt(*t0, 10))
+	if span != nil {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		span[0] = monotonicNow()
+		cmd.Env = append(cmd.Env, "HUSK_TRACE_T0="+strconv.FormatInt(span[0], 10))
 	}
 	err = cmd.Run()
 	wall := time.Since(start)
+	if span != nil {
+		span[1] = monotonicNow()
+	}
 	if err != nil {
 		msg, _ := os.ReadFile(out.Name())
 		return sample{}, fmt.Errorf("%v: %w: %s", cmd.Args, err, bytes.TrimSpace(msg))

@@ -81,8 +81,11 @@ func phasesOf(r io.Reader, start, end int64) ([]string, map[string]time.Duration
 	return order, d, nil
 }
 
-// reportPhases prints the median of each phase over the traced runs, their
-// sum, and the measured (untraced) run-to-exit they must add up to.
+// reportPhases prints each phase over the traced runs (median and
+// mean), and checks the table against the measured (untraced)
+// run-to-exit: the means of the phases add up to the mean traced run
+// exactly, so their sum is compared with the mean and the median of the
+// untraced runs.
 func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
 	var order []string
 	all := map[string][]time.Duration{}
@@ -105,30 +108,48 @@ func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
 		}
 		totals = append(totals, time.Duration(tr.end-tr.start))
 	}
-	fmt.Fprintf(w, "\nhusk run-to-exit by phase (%d traced runs, HUSK_TRACE; medians)\n", len(traces))
+	n := len(traces)
+	fmt.Fprintf(w, "\nhusk run-to-exit by phase (%d traced runs, HUSK_TRACE)\n", n)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "process phase\tms\tshare\twhat")
+	fmt.Fprintln(tw, "process phase\tmedian ms\tmean ms\tshare\twhat")
 	var sum time.Duration
 	for _, name := range order {
-		sum += median(padded(all[name], len(traces)))
+		sum += mean(padded(all[name], n))
 	}
 	for _, name := range order {
-		m := median(padded(all[name], len(traces)))
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f%%\t%s\n", name, ms(m), 100*float64(m)/float64(sum), phaseHelp[name])
+		ds := padded(all[name], n)
+		m := mean(ds)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.0f%%\t%s\n", name, ms(median(ds)), ms(m), 100*float64(m)/float64(sum), phaseHelp[name])
 	}
 	tw.Flush()
 	walls := make([]time.Duration, len(runs))
 	for i, s := range runs {
 		walls[i] = s.wall
 	}
-	measured := median(walls)
-	fmt.Fprintf(w, "sum of the phase medians %.2f ms; traced runs %.2f ms; untraced run-to-exit %.2f ms: the sum is %.0f%% of it",
-		ms(sum), ms(median(totals)), ms(measured), 100*float64(sum)/float64(measured))
-	if diff := float64(sum-measured) / float64(measured); diff > 0.1 || diff < -0.1 {
-		fmt.Fprintln(w, " (more than 10% off: a noisy run, try a larger -n)")
-	} else {
-		fmt.Fprintln(w, " (within 10%)")
+	fmt.Fprintf(w, "sum of the phase means %.2f ms (traced runs: median %.2f, mean %.2f)\n", ms(sum), ms(median(totals)), ms(mean(totals)))
+	for _, c := range []struct {
+		what string
+		d    time.Duration
+	}{{"mean", mean(walls)}, {"median", median(walls)}} {
+		off := float64(sum-c.d) / float64(c.d)
+		verdict := "within 10%"
+		if off > 0.1 || off < -0.1 {
+			verdict = "more than 10% off: a noisy run, try a larger -n"
+		}
+		fmt.Fprintf(w, "  vs the untraced run-to-exit %s %.2f ms: %+.0f%% (%s)\n", c.what, ms(c.d), 100*off, verdict)
 	}
+}
+
+// mean is the arithmetic mean of ds.
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
 }
 
 // padded is ds with zeros for the runs in which a phase did not appear.

@@ -142,11 +142,11 @@ func waitStopped(r *runtime, id string) error {
 // tracedRun runs the bundle to exit with HUSK_TRACE set.
 func (b *bench) tracedRun(r *runtime, i int) error {
 	file := filepath.Join(b.work, fmt.Sprintf("trace-%d.json", i))
-	var t0 int64
-	if _, err := timed(r.command("run", "--bundle", b.bundle, r.id("trace", i)), []string{"HUSK_TRACE=" + file}, &t0); err != nil {
+	var span [2]int64
+	if _, err := timed(r.command("run", "--bundle", b.bundle, r.id("trace", i)), []string{"HUSK_TRACE=" + file}, &span); err != nil {
 		return err
 	}
-	b.traces = append(b.traces, traceRun{file: file, start: t0, end: monotonicNow()})
+	b.traces = append(b.traces, traceRun{file: file, start: span[0], end: span[1]})
 	return nil
 }
 
