@@ -84,9 +84,11 @@ func NewWaiter() *Waiter {
 
 // Wait forwards signals to pid until it exits (husk is its subreaper) and
 // returns its exit code: the status, or 128+N when killed by signal N.
-// Other orphans reparented to husk are reaped on the way.
+// Other orphans reparented to husk are reaped on the way. Signals stay
+// caught afterwards (husk only tears down and exits; undoing the catch
+// costs a thread round trip per signal, milliseconds on every run and
+// exec).
 func (w *Waiter) Wait(pid int) int {
-	defer signal.Stop(w.sigs)
 	for {
 		if code, done := reap(pid); done {
 			return code
