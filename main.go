@@ -1,4 +1,13 @@
 // Command husk is an OCI container runtime with runc's command line.
+
+// Every husk process is short-lived (or waits, idle): the runtime must not
+// read the host's cgroup CPU limits at start (that parses mountinfo, which
+// is long on a busy node), re-check them periodically, or name each
+// anonymous mapping with an extra syscall.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+//go:debug decoratemappings=0
 package main
 
 import (

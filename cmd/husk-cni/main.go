@@ -3,6 +3,10 @@
 // it (installed beside the husk binary) with one operation, add, del or
 // check, and a cni.Call as JSON on stdin; add answers with the CNI
 // result. Keeping libcni here keeps it out of every other husk process.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+//go:debug decoratemappings=0
 package main
 
 import (
