@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
+	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -36,6 +37,12 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "init" {
+		// The container's init (see init.go) skips the command line: it
+		// is on every start's critical path, and has no flags.
+		trace.Start("init")
+		initproc.Init() // exits
+	}
 	cli.VersionPrinter = func(*cli.Command) {
 		fmt.Printf("husk version %s\ncommit: %s\nspec: %s\n", version, commit, specs.Version)
 	}

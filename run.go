@@ -33,6 +33,7 @@ var runCommand = &cli.Command{
 			tty.removeSocket()
 		}
 		if err == nil {
+			w.Ready()
 			err = c.Start()
 		}
 		if err != nil {
