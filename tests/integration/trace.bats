@@ -58,7 +58,7 @@ check_trace() {
 	run -0 phases "$trace" start
 	[ "$(echo $output)" = "main fifo-wait exit" ] || fail "start: $(echo $output)"
 	run -0 phases "$trace" exec
-	[ "$(echo $output)" = "main spawn cgroups nsexec exit" ] || fail "exec: $(echo $output)"
+	[ "$(echo $output)" = "main spawn cgroups nsexec container exit" ] || fail "exec: $(echo $output)"
 	run -0 phases "$trace" delete
 	[ "$(echo $output)" = "main exit" ] || fail "delete: $(echo $output)"
 	# The exec's init: its config, READY and execve.
