@@ -23,9 +23,9 @@ type traceRecord struct {
 var phaseHelp = map[string]string{
 	"run exec":       "execve of husk, dynamic loader, C constructors",
 	"run main":       "Go runtime boot, package initialisers",
-	"run config":     "read config.json, convert, validate",
+	"run config":     "read config.json, convert, validate, compile seccomp",
 	"run prepare":    "state dir, lock, exec.fifo, cgroup paths, state.json",
-	"run spawn":      "binary view, seccomp compile, fds, fork+exec husk init",
+	"run spawn":      "binary view, fds, fork+exec husk init",
 	"run cgroups":    "cgroups made, init moved in, limits written",
 	"run nsexec":     "bootstrap message; nsexec: namespaces, fork",
 	"init main":      "Go runtime boot in init (after nsexec)",
