@@ -10,7 +10,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -106,9 +105,6 @@ func forwardLogs(r io.ReadCloser) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if trace.Forward(sc.Bytes()) {
-			continue
-		}
 		var e struct {
 			Level string `json:"level"`
 			Msg   string `json:"msg"`

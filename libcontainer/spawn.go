@@ -73,7 +73,7 @@ func startInit(r *initRequest) (int, error) {
 	cmd := &exec.Cmd{
 		Path:       exe,
 		Args:       []string{"husk", "init"},
-		Env:        append(bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names), trace.ChildEnv()...),
+		Env:        bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
 		Stdin:      r.stdio[0],
 		Stdout:     r.stdio[1],
 		Stderr:     r.stdio[2],

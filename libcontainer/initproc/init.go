@@ -28,7 +28,6 @@ func Init() {
 	}
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
 		logrus.SetOutput(logw)
-		trace.SetOutput(logw)
 		logrus.SetFormatter(&logrus.JSONFormatter{})
 	}
 	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {

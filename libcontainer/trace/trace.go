@@ -10,8 +10,8 @@
 //
 // Tracing is off unless either
 //   - HUSK_TRACE names a file: every husk process appends its records
-//     there (a `husk init` sends its own to the parent, which appends
-//     them: init may live in another mount namespace);
+//     there (a `husk init` through an fd of it its parent passes, see
+//     ChildFile: init may live in another mount namespace);
 //   - or --debug is given: each mark is also a debug log record with the
 //     fields phase and ms (in the --log file, as containerd keeps it).
 //
@@ -54,8 +54,8 @@ import (
 const (
 	EnvFile = "HUSK_TRACE"    // file the records are appended to
 	EnvT0   = "HUSK_TRACE_T0" // the caller's CLOCK_MONOTONIC ns at exec
-	// envChild tells a `husk init` to send its records to its parent.
-	envChild = "HUSK_TRACE_CHILD"
+	// EnvFd names the fd of the trace file a `husk init` inherits.
+	EnvFd = "_HUSK_TRACE_FD"
 )
 
 // Record is one mark: process Proc (its command: run, create, init, ...)
@@ -68,12 +68,6 @@ type Record struct {
 	Ms    float64 `json:"ms"`
 }
 
-// wire wraps a record a `husk init` writes to its log pipe, so the parent
-// can tell it from a log line (see Forward).
-type wire struct {
-	Trace *Record `json:"husk_trace"`
-}
-
 var state struct {
 	sync.Mutex
 	once  sync.Once
@@ -81,10 +75,10 @@ var state struct {
 	last  int64     // time of the previous mark (0: none yet)
 	out   io.Writer // nil: no records written
 	debug bool      // log marks at debug level
-	// child: this is a `husk init` whose records go to its log pipe;
-	// until SetOutput gives it, they wait in pending.
-	child   bool
-	pending [][]byte
+	// sink, with --debug and no HUSK_TRACE, is a memfd that a `husk init`
+	// appends its records to; read is how far this process has logged it.
+	sink *os.File
+	read int64
 }
 
 // Now is the CLOCK_MONOTONIC time in nanoseconds.
@@ -121,14 +115,19 @@ func Start(proc string) {
 // Enabled reports whether marks are recorded or logged.
 func Enabled() bool {
 	setup()
-	return state.out != nil || state.debug || state.child
+	return state.out != nil || state.debug
 }
 
 func setup() {
 	state.once.Do(func() {
 		state.debug = logrus.IsLevelEnabled(logrus.DebugLevel)
-		if os.Getenv(envChild) != "" {
-			state.child = true // SetOutput gives init its log pipe
+		if state.proc == "init" {
+			// Only the fd its parent passed: nothing in init's
+			// environment but what the parent put there.
+			if fd, err := strconv.Atoi(os.Getenv(EnvFd)); err == nil && fd > 2 {
+				unix.CloseOnExec(fd)
+				state.out = os.NewFile(uintptr(fd), "trace")
+			}
 			return
 		}
 		if path := os.Getenv(EnvFile); path != "" {
@@ -172,70 +171,76 @@ func markAt(phase string, since, t int64) {
 	defer state.Unlock()
 	rec := Record{T: t, Pid: os.Getpid(), Proc: state.proc, Phase: phase, Ms: float64(t-since) / 1e6}
 	state.last = t
-	if state.debug && !state.child {
-		logrus.WithFields(logrus.Fields{"phase": phase, "ms": rec.Ms}).Debugf("trace: %s %s", state.proc, phase)
+	if state.debug {
+		logSink()
+		logRecord(&rec)
 	}
-	var data []byte
-	if state.child {
-		data, _ = json.Marshal(wire{Trace: &rec})
-	} else {
-		data, _ = json.Marshal(&rec)
-	}
-	data = append(data, '\n')
 	if state.out == nil {
-		if state.child {
-			state.pending = append(state.pending, data)
-		}
 		return
 	}
+	data, _ := json.Marshal(&rec)
 	// One write per record: O_APPEND keeps concurrent writers' lines whole.
-	state.out.Write(data)
+	state.out.Write(append(data, '\n'))
 }
 
-// ChildEnv is the environment a `husk init` needs to send its marks to
-// its parent (nil when tracing is off).
-func ChildEnv() []string {
-	if !Enabled() {
+func logRecord(rec *Record) {
+	logrus.WithFields(logrus.Fields{"phase": rec.Phase, "ms": rec.Ms}).Debugf("trace: %s %s", rec.Proc, rec.Phase)
+}
+
+// logSink logs the records a `husk init` has added to the sink since the
+// last call (with state locked).
+func logSink() {
+	if state.sink == nil {
+		return
+	}
+	var buf [4096]byte
+	for {
+		n, err := unix.Pread(int(state.sink.Fd()), buf[:], state.read)
+		if n <= 0 || err != nil {
+			return
+		}
+		chunk := buf[:n]
+		end := bytes.LastIndexByte(chunk, '\n')
+		if end < 0 {
+			return // half a line: the rest comes later
+		}
+		for _, line := range bytes.Split(chunk[:end], []byte("\n")) {
+			var rec Record
+			if json.Unmarshal(line, &rec) == nil {
+				logRecord(&rec)
+			}
+		}
+		state.read += int64(end + 1)
+	}
+}
+
+// ChildFile is a copy of the trace file's fd for a `husk init` to inherit
+// as EnvFd; with --debug and no trace file, of a memfd whose records this
+// process logs at its next mark. nil when tracing is off. The caller closes it once init
+// has started; init's copy is close-on-exec.
+func ChildFile() *os.File {
+	setup()
+	state.Lock()
+	defer state.Unlock()
+	f, ok := state.out.(*os.File)
+	if !ok || f == nil {
+		if !state.debug || state.proc == "init" {
+			return nil
+		}
+		if state.sink == nil {
+			fd, err := unix.MemfdCreate("husk-trace", unix.MFD_CLOEXEC)
+			if err != nil {
+				return nil
+			}
+			state.sink = os.NewFile(uintptr(fd), "husk-trace")
+		}
+		f = state.sink
+	}
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
 		return nil
 	}
-	return []string{envChild + "=1"}
-}
-
-// SetOutput makes a `husk init` started with ChildEnv write its records
-// to its log pipe w, which the parent reads with Forward.
-func SetOutput(w io.Writer) {
-	setup()
-	state.Lock()
-	defer state.Unlock()
-	if !state.child {
-		return
-	}
-	state.out = w
-	for _, data := range state.pending {
-		w.Write(data)
-	}
-	state.pending = nil
-}
-
-// Forward takes a line from a `husk init`'s log pipe and, if it is a
-// trace record, records it in this process's trace and reports true.
-func Forward(line []byte) bool {
-	var w wire
-	if !bytes.HasPrefix(line, []byte(`{"husk_trace":`)) || json.Unmarshal(line, &w) != nil || w.Trace == nil {
-		return false
-	}
-	rec := *w.Trace
-	setup()
-	state.Lock()
-	defer state.Unlock()
-	if state.debug {
-		logrus.WithFields(logrus.Fields{"phase": rec.Phase, "ms": rec.Ms}).Debugf("trace: %s %s", rec.Proc, rec.Phase)
-	}
-	if state.out != nil {
-		data, _ := json.Marshal(&rec)
-		state.out.Write(append(data, '\n'))
-	}
-	return true
+	return os.NewFile(uintptr(fd), "trace")
 }
 
 // ctorNs is when the first C constructor ran (CLOCK_MONOTONIC ns).

@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
 )
 
 // reset forgets what setup saw, so a test can change the environment.
@@ -16,7 +20,7 @@ func reset(t *testing.T) {
 	t.Helper()
 	state.Lock()
 	state.once = sync.Once{}
-	state.proc, state.last, state.out, state.debug, state.child, state.pending = "", 0, nil, false, false, nil
+	state.proc, state.last, state.out, state.debug, state.sink, state.read = "", 0, nil, false, nil, 0
 	state.Unlock()
 }
 
@@ -60,22 +64,20 @@ func checkOrder(t *testing.T, recs []Record, proc string, want ...string) {
 
 func TestOffByDefault(t *testing.T) {
 	t.Setenv(EnvFile, "")
-	t.Setenv(envChild, "")
 	reset(t)
 	if Enabled() {
 		t.Fatal("tracing on with no HUSK_TRACE and no --debug")
 	}
 	Start("run")
 	Mark("config")
-	if ChildEnv() != nil {
-		t.Errorf("ChildEnv = %v with tracing off", ChildEnv())
+	if f := ChildFile(); f != nil {
+		t.Errorf("ChildFile = %v with tracing off", f.Name())
 	}
 }
 
 func TestFileMarks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	t.Setenv(EnvFile, path)
-	t.Setenv(envChild, "")
 	t0 := Now()
 	t.Setenv(EnvT0, strconv.FormatInt(t0, 10))
 	reset(t)
@@ -89,15 +91,16 @@ func TestFileMarks(t *testing.T) {
 	}
 	recs := records(t, data)
 	checkOrder(t, recs, "create", "main", "config", "cgroups")
-	if env := ChildEnv(); len(env) != 1 || env[0] != envChild+"=1" {
-		t.Errorf("ChildEnv = %v", env)
+	f := ChildFile()
+	if f == nil {
+		t.Fatal("ChildFile = nil with a trace file")
 	}
+	f.Close()
 }
 
 func TestExecMarkFromT0(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	t.Setenv(EnvFile, path)
-	t.Setenv(envChild, "")
 	// A caller that started the process before its C constructor ran.
 	t.Setenv(EnvT0, strconv.FormatInt(int64(ctorNs())-1000, 10))
 	reset(t)
@@ -110,43 +113,76 @@ func TestExecMarkFromT0(t *testing.T) {
 	}
 }
 
-func TestChildForwardsThroughParent(t *testing.T) {
-	// The child: records wait until its log pipe is known.
-	t.Setenv(envChild, "1")
-	t.Setenv(EnvFile, "")
-	reset(t)
-	Start("init")
-	Mark("init-config")
-	var pipe bytes.Buffer
-	SetOutput(&pipe)
-	Mark("rootfs")
-	lines := bytes.Split(bytes.TrimSpace(pipe.Bytes()), []byte("\n"))
-
-	// The parent: trace lines are recorded, log lines are not.
+func TestInitWritesToThePassedFd(t *testing.T) {
+	// The parent's file, and the copy a `husk init` inherits.
 	path := filepath.Join(t.TempDir(), "trace.json")
-	t.Setenv(envChild, "")
 	t.Setenv(EnvFile, path)
 	reset(t)
-	if Forward([]byte(`{"level":"info","msg":"hello"}`)) {
-		t.Error("Forward took a log line")
+	Start("run")
+	f := ChildFile()
+	if f == nil {
+		t.Fatal("no ChildFile")
 	}
-	for _, l := range lines {
-		if !Forward(l) {
-			t.Errorf("Forward refused %q", l)
+	defer f.Close()
+	// In init: HUSK_TRACE is ignored there (its environment is the
+	// parent's to set), the fd is used.
+	fd, err := unix.Dup(int(f.Fd())) // init's own copy, as exec gives it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvFd, strconv.Itoa(fd))
+	t.Setenv(EnvFile, filepath.Join(t.TempDir(), "ignored.json"))
+	reset(t)
+	Start("init")
+	Mark("config")
+	Mark("rootfs")
+	data, _ := os.ReadFile(path)
+	var initRecs []Record
+	for _, r := range records(t, data) {
+		if r.Proc == "init" {
+			initRecs = append(initRecs, r)
 		}
 	}
-	data, _ := os.ReadFile(path)
-	checkOrder(t, records(t, data), "init", "main", "init-config", "rootfs")
+	checkOrder(t, initRecs, "init", "main", "config", "rootfs")
 }
 
-func TestSetOutputIgnoredOutsideInit(t *testing.T) {
-	t.Setenv(envChild, "")
+func TestFdIgnoredOutsideInit(t *testing.T) {
 	t.Setenv(EnvFile, "")
+	t.Setenv(EnvFd, "1")
 	reset(t)
-	var pipe bytes.Buffer
-	SetOutput(&pipe)
-	Mark("x")
-	if pipe.Len() != 0 {
-		t.Errorf("a process not started by a traced parent wrote %q", pipe.String())
+	Start("run")
+	if Enabled() {
+		t.Error("a process other than init took " + EnvFd)
+	}
+}
+
+func TestDebugLogsInitRecordsFromTheSink(t *testing.T) {
+	t.Setenv(EnvFile, "")
+	var log bytes.Buffer
+	logrus.SetOutput(&log)
+	logrus.SetLevel(logrus.DebugLevel)
+	defer logrus.SetOutput(os.Stderr)
+	defer logrus.SetLevel(logrus.InfoLevel)
+	reset(t)
+	Start("run")
+	f := ChildFile()
+	if f == nil {
+		t.Fatal("no ChildFile with --debug")
+	}
+	defer f.Close()
+	// init's records, the second one half written so far.
+	f.Write([]byte(`{"t":5,"pid":1,"proc":"init","phase":"rootfs","ms":1.5}` + "\n" + `{"t":6,"pid":1,"proc":"init","phase":"se`))
+	Mark("created")
+	out := log.String()
+	if !strings.Contains(out, "trace: init rootfs") || !strings.Contains(out, "trace: run created") {
+		t.Fatalf("log %q lacks init's record or the parent's", out)
+	}
+	if strings.Contains(out, "init se") {
+		t.Fatalf("half a line was logged: %q", out)
+	}
+	f.Write([]byte(`tup","ms":0.5}` + "\n"))
+	Mark("exit")
+	if !strings.Contains(log.String(), "trace: init setup") {
+		t.Fatalf("the rest of the line was not logged: %q", log.String())
 	}
 }
