@@ -46,6 +46,7 @@ type options struct {
 	batches  int // parallel batches per runtime
 	bundle   string
 	husk     string
+	baseline string // another husk build, e.g. before a change
 	runc     string
 	crun     string
 	busybox  string
@@ -62,6 +63,7 @@ func main() {
 	flag.IntVar(&o.batches, "batches", 3, "parallel batches per runtime")
 	flag.StringVar(&o.bundle, "bundle", "", "bundle to run (default: build a busybox bundle running `true`)")
 	flag.StringVar(&o.husk, "husk", "./husk", "husk binary")
+	flag.StringVar(&o.baseline, "baseline", "", "another husk binary to time alongside, as husk-base (e.g. the build before a change)")
 	flag.StringVar(&o.runc, "runc", "runc", "runc binary (skipped when missing)")
 	flag.StringVar(&o.crun, "crun", "crun", "crun binary (skipped when missing)")
 	flag.StringVar(&o.busybox, "busybox", "/bin/busybox", "static busybox for the bundle's rootfs")
@@ -178,8 +180,11 @@ func unmountUnified() error {
 func findRuntimes(o options, work string) []*runtime {
 	var out []*runtime
 	for _, c := range []struct{ name, bin string }{
-		{"husk", o.husk}, {"runc", o.runc}, {"crun", o.crun},
+		{"husk", o.husk}, {"husk-base", o.baseline}, {"runc", o.runc}, {"crun", o.crun},
 	} {
+		if c.bin == "" {
+			continue
+		}
 		path, err := exec.LookPath(c.bin)
 		if err != nil {
 			fmt.Printf("note: %s not found (%s): skipped\n", c.name, c.bin)
