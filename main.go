@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -107,11 +106,6 @@ func setupLogging(ctx context.Context, cmd *cli.Command) (context.Context, error
 	}
 	trace.SetDebug(cmd.Bool("debug"))
 	trace.Start(cmd.Args().First())
-	switch cmd.Args().First() {
-	case "create", "run", "exec":
-		// They move a new process into cgroups: see cgroup.Prime.
-		cgroup.Prime()
-	}
 	return ctx, nil
 }
 
