@@ -97,3 +97,16 @@ func TestStraceTotal(t *testing.T) {
 		t.Error("no total line: no error")
 	}
 }
+
+func TestTrimmedMean(t *testing.T) {
+	ds := []time.Duration{10, 10, 10, 10, 10, 10, 10, 10, 10, 1000}
+	if got := mean(ds); got != 10 {
+		t.Errorf("mean = %v, want 10 (the outlier trimmed)", got)
+	}
+	if got := mean([]time.Duration{4, 6}); got != 5 {
+		t.Errorf("mean of two = %v, want 5", got)
+	}
+	if got := mean(nil); got != 0 {
+		t.Errorf("mean of none = %v", got)
+	}
+}
