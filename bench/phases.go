@@ -81,17 +81,19 @@ func phasesOf(r io.Reader, start, end int64) ([]string, map[string]time.Duration
 	return order, d, nil
 }
 
-// reportPhases prints each phase over the traced runs (median and
-// trimmed mean), and checks the table against the measured (untraced)
-// run-to-exit: the means of the phases add up to the mean traced run
-// exactly, so their sum is compared with the untraced runs' mean and
-// median. Means are trimmed (the highest and lowest tenth dropped): a
-// shared machine's stalls land in one phase of one run, and would
-// otherwise decide the table.
+// reportPhases prints each phase over the traced runs (median and mean),
+// and checks the table against the measured (untraced) run-to-exit. The
+// runs with the highest and lowest tenth of totals are left out (a shared
+// machine's stalls would otherwise decide the table); over the others the
+// phase means add up to their mean total exactly, which is compared with
+// the untraced runs' trimmed mean and median.
 func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
+	type traced struct {
+		total  time.Duration
+		phases map[string]time.Duration
+	}
 	var order []string
-	all := map[string][]time.Duration{}
-	var totals []time.Duration
+	var all []traced
 	for _, tr := range traces {
 		f, err := os.Open(tr.file)
 		if err != nil {
@@ -105,30 +107,40 @@ func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
 			return
 		}
 		order = mergeOrder(order, o)
-		for name, v := range d {
-			all[name] = append(all[name], v)
-		}
-		totals = append(totals, time.Duration(tr.end-tr.start))
+		all = append(all, traced{total: time.Duration(tr.end - tr.start), phases: d})
 	}
-	n := len(traces)
-	fmt.Fprintf(w, "\nhusk run-to-exit by phase (%d traced runs, HUSK_TRACE)\n", n)
+	sort.Slice(all, func(i, j int) bool { return all[i].total < all[j].total })
+	cut := len(all) / 10
+	kept := all[cut : len(all)-cut]
+	if len(kept) == 0 {
+		return
+	}
+	var totals []time.Duration
+	for _, t := range kept {
+		totals = append(totals, t.total)
+	}
+	fmt.Fprintf(w, "\nhusk run-to-exit by phase (%d traced runs, HUSK_TRACE; the %d runs with the highest and lowest totals left out)\n",
+		len(all), len(all)-len(kept))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "process phase\tmedian ms\tmean ms (trimmed)\tshare\twhat")
-	var sum time.Duration
+	fmt.Fprintln(tw, "process phase\tmedian ms\tmean ms\tshare\twhat")
+	sum := time.Duration(0)
+	per := map[string][]time.Duration{}
 	for _, name := range order {
-		sum += mean(padded(all[name], n))
+		for _, t := range kept {
+			per[name] = append(per[name], t.phases[name])
+		}
+		sum += plainMean(per[name])
 	}
 	for _, name := range order {
-		ds := padded(all[name], n)
-		m := mean(ds)
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.0f%%\t%s\n", name, ms(median(ds)), ms(m), 100*float64(m)/float64(sum), phaseHelp[name])
+		m := plainMean(per[name])
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.0f%%\t%s\n", name, ms(median(per[name])), ms(m), 100*float64(m)/float64(sum), phaseHelp[name])
 	}
 	tw.Flush()
 	walls := make([]time.Duration, len(runs))
 	for i, s := range runs {
 		walls[i] = s.wall
 	}
-	fmt.Fprintf(w, "sum of the phase means %.2f ms (traced runs: median %.2f, trimmed mean %.2f)\n", ms(sum), ms(median(totals)), ms(mean(totals)))
+	fmt.Fprintf(w, "sum of the phase means %.2f ms (= the mean of those traced runs, %.2f)\n", ms(sum), ms(plainMean(totals)))
 	for _, c := range []struct {
 		what string
 		d    time.Duration
@@ -140,6 +152,18 @@ func reportPhases(w io.Writer, traces []traceRun, runs []sample) {
 		}
 		fmt.Fprintf(w, "  vs the untraced run-to-exit %s %.2f ms: %+.0f%% (%s)\n", c.what, ms(c.d), 100*off, verdict)
 	}
+}
+
+// plainMean is the arithmetic mean of ds.
+func plainMean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
 }
 
 // mean is the mean of ds without its highest and lowest tenth.
@@ -158,13 +182,6 @@ func mean(ds []time.Duration) time.Duration {
 	return sum / time.Duration(len(s))
 }
 
-// padded is ds with zeros for the runs in which a phase did not appear.
-func padded(ds []time.Duration, n int) []time.Duration {
-	for len(ds) < n {
-		ds = append(ds, 0)
-	}
-	return ds
-}
 
 // mergeOrder appends the names of b that a lacks, after their predecessor.
 func mergeOrder(a, b []string) []string {
