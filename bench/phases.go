@@ -182,7 +182,6 @@ func mean(ds []time.Duration) time.Duration {
 	return sum / time.Duration(len(s))
 }
 
-
 // mergeOrder appends the names of b that a lacks, after their predecessor.
 func mergeOrder(a, b []string) []string {
 	have := map[string]bool{}
