@@ -25,14 +25,21 @@ HUSK_CLIENT_RUNTIME ?= $(CURDIR)/husk
 BENCH_N    ?= 30
 BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
+BINDIR     ?= /usr/local/bin
 
-.PHONY: all husk test unit integration clients test-deps client-deps bench demo clean
+.PHONY: all husk install test unit integration clients test-deps client-deps bench demo clean
 
 all: husk
 
-# Always handed to go build: its cache decides what is stale.
+# Always handed to go build: its cache decides what is stale. husk-cni,
+# the CNI helper, is built and installed beside husk, where husk finds it.
 husk:
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
+	$(GO) build -o husk-cni ./cmd/husk-cni
+
+install: husk
+	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
+	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
 test: unit integration clients
 
@@ -94,5 +101,5 @@ demo: husk
 	@echo "demo bundle left in $(DEMO_DIR)/bundle"
 
 clean:
-	rm -f husk
+	rm -f husk husk-cni
 	rm -rf $(DEMO_DIR)

@@ -12,7 +12,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
 
@@ -87,56 +86,6 @@ var cniHookCommand = &cli.Command{
 		if err := json.Unmarshal(data, &st); err != nil {
 			return fmt.Errorf("cni-hook: OCI state on stdin: %w", err)
 		}
-		return cniHook(ctx, cmd.Args().First(), &st, cniOptions(cmd))
+		return cni.Hook(ctx, cmd.Args().First(), &st, cniOptions(cmd))
 	},
-}
-
-// cniHook runs the hook's ADD or DEL for the container in st.
-func cniHook(ctx context.Context, op string, st *specs.State, o cni.Options) error {
-	req, err := cni.Parse(st.Annotations, cni.AnnotationHookNetwork)
-	if err != nil {
-		return fmt.Errorf("cni-hook: OCI state: %w", err)
-	}
-	if req == nil {
-		return fmt.Errorf("cni-hook: OCI state: no annotation %q naming the CNI network list", cni.AnnotationHookNetwork)
-	}
-	if op == "" {
-		switch st.Status {
-		case specs.StateCreating, specs.StateCreated:
-			op = "add"
-		case specs.StateStopped:
-			op = "del"
-		default:
-			return fmt.Errorf("cni-hook: status %q: say add or del", st.Status)
-		}
-	}
-	// The netns of a live container is its init's; once it is gone (a
-	// poststop hook) DEL runs with no netns, as the CNI spec allows.
-	netns := ""
-	if st.Pid > 0 {
-		netns = fmt.Sprintf("/proc/%d/ns/net", st.Pid)
-	}
-	switch op {
-	case "add":
-		if netns == "" {
-			return fmt.Errorf("cni-hook add: the OCI state has no pid (status %q)", st.Status)
-		}
-		result, err := cni.Add(ctx, o, req, st.ID, netns)
-		if err != nil {
-			return fmt.Errorf("cni-hook: container %s: %w", st.ID, err)
-		}
-		logrus.Debugf("cni-hook: container %s: %s", st.ID, result)
-		return nil
-	case "del":
-		if netns != "" {
-			if _, err := os.Stat(netns); err != nil {
-				netns = ""
-			}
-		}
-		if err := cni.Del(ctx, o, req, st.ID, netns); err != nil {
-			return fmt.Errorf("cni-hook: container %s: %w", st.ID, err)
-		}
-		return nil
-	}
-	return fmt.Errorf("cni-hook: unknown action %q (add or del)", op)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -104,7 +105,9 @@ var execCommand = &cli.Command{
 				logrus.Warn(err)
 			}
 		}
-		return exitCode(w.Wait(pid))
+		code := w.Wait(pid)
+		trace.Mark("container")
+		return exitCode(code)
 	},
 }
 

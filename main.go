@@ -1,4 +1,13 @@
 // Command husk is an OCI container runtime with runc's command line.
+
+// Every husk process is short-lived (or waits, idle): the runtime must not
+// read the host's cgroup CPU limits at start (that parses mountinfo, which
+// is long on a busy node), re-check them periodically, or name each
+// anonymous mapping with an extra syscall.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+//go:debug decoratemappings=0
 package main
 
 import (
@@ -7,6 +16,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/husk-runtime/husk/libcontainer/initproc"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -25,6 +36,12 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "init" {
+		// The container's init (see init.go) skips the command line: it
+		// is on every start's critical path, and has no flags.
+		trace.Start("init")
+		initproc.Init() // exits
+	}
 	cli.VersionPrinter = func(*cli.Command) {
 		fmt.Printf("husk version %s\ncommit: %s\nspec: %s\n", version, commit, specs.Version)
 	}
@@ -52,6 +69,7 @@ func main() {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
 	err := app.Run(context.Background(), os.Args)
+	trace.Mark("exit")
 	var code exitCode
 	switch {
 	case err == nil:
@@ -86,6 +104,8 @@ func setupLogging(ctx context.Context, cmd *cli.Command) (context.Context, error
 		logFile = f
 		logrus.SetOutput(f)
 	}
+	trace.SetDebug(cmd.Bool("debug"))
+	trace.Start(cmd.Args().First())
 	return ctx, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
@@ -32,6 +33,7 @@ var runCommand = &cli.Command{
 			tty.removeSocket()
 		}
 		if err == nil {
+			w.Ready()
 			err = c.Start()
 		}
 		if err != nil {
@@ -51,6 +53,7 @@ var runCommand = &cli.Command{
 			}
 		}
 		code := w.Wait(pid)
+		trace.Mark("container")
 		c, err = libcontainer.Load(cmd.Root().String("root"), c.ID)
 		switch {
 		case errors.Is(err, libcontainer.ErrNotExist):
@@ -59,6 +62,7 @@ var runCommand = &cli.Command{
 			return err
 		default:
 			err = c.Delete(true)
+			trace.Mark("teardown")
 			c.Close()
 			if err != nil {
 				return err

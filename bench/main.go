@@ -1,10 +1,19 @@
-// Command bench times, for husk, runc and crun, interleaved in one run
-// (husk, runc, crun, husk, ...):
-//   - run: run-to-exit of `true` in a busybox bundle;
-//   - exec: `exec ID true` into a running container of that bundle (its
-//     process a sleep), the path of every kubectl exec and liveness probe;
+// Command bench times husk, runc and crun in one interleaved run (husk,
+// runc, crun, husk, ...) and prints, per runtime, medians and husk's
+// ratios to the others:
+//   - run-to-exit of `true` in a busybox bundle (wall and CPU time);
+//   - create, start and delete of that bundle, timed separately;
+//   - exec ID true into a running container (wall and CPU time), the path
+//     of every kubectl exec and liveness probe;
+//   - 50 containers run to exit in parallel (wall and CPU time);
+//   - peak RSS of the create process and of the container's init;
+//   - binary size, and the syscalls of one run (strace -f -c);
 //
-// and prints per-runtime median and p90 and husk's ratios to the others.
+// then husk's own time per phase of a run, from its trace (HUSK_TRACE),
+// next to the measured run-to-exit it must add up to.
+//
+// CPU time (user+sys from wait4) is steadier than wall time on a shared
+// machine: compare both.
 //
 // crun refuses the hybrid cgroup layout (v1 controllers plus
 // /sys/fs/cgroup/unified), so the whole benchmark, all runtimes alike, runs
@@ -15,7 +24,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,7 +31,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
-	"time"
 )
 
 // reexecEnv marks the re-executed child that runs inside the private mount
@@ -33,28 +40,36 @@ const reexecEnv = "HUSK_BENCH_IN_MNTNS"
 const unifiedCgroup = "/sys/fs/cgroup/unified"
 
 type options struct {
-	n       int
-	warmup  int
-	bundle  string
-	husk    string
-	runc    string
-	crun    string
-	busybox string
-	keep    bool
-	exec    bool
+	n        int
+	warmup   int
+	parallel int // containers per parallel batch
+	batches  int // parallel batches per runtime
+	bundle   string
+	husk     string
+	baseline string // another husk build, e.g. before a change
+	runc     string
+	crun     string
+	busybox  string
+	keep     bool
+	exec     bool
+	strace   bool
 }
 
 func main() {
 	var o options
-	flag.IntVar(&o.n, "n", 30, "timed runs per runtime")
+	flag.IntVar(&o.n, "n", 30, "timed rounds per runtime (run, create/start/delete, exec, traced run)")
 	flag.IntVar(&o.warmup, "warmup", 2, "untimed runs per runtime before timing")
+	flag.IntVar(&o.parallel, "parallel", 50, "containers run to exit at once in the parallel row (0: skip)")
+	flag.IntVar(&o.batches, "batches", 3, "parallel batches per runtime")
 	flag.StringVar(&o.bundle, "bundle", "", "bundle to run (default: build a busybox bundle running `true`)")
 	flag.StringVar(&o.husk, "husk", "./husk", "husk binary")
+	flag.StringVar(&o.baseline, "baseline", "", "another husk binary to time alongside, as husk-base (e.g. the build before a change)")
 	flag.StringVar(&o.runc, "runc", "runc", "runc binary (skipped when missing)")
 	flag.StringVar(&o.crun, "crun", "crun", "crun binary (skipped when missing)")
 	flag.StringVar(&o.busybox, "busybox", "/bin/busybox", "static busybox for the bundle's rootfs")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temp dirs (bundle, state roots)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temp dirs (bundle, state roots, traces)")
 	flag.BoolVar(&o.exec, "exec", true, "also time exec into a running container")
+	flag.BoolVar(&o.strace, "strace", true, "count the syscalls of one run with strace -f -c")
 	flag.Parse()
 
 	if os.Getenv(reexecEnv) == "" {
@@ -96,7 +111,6 @@ func run(o options) error {
 	if o.n < 1 {
 		return fmt.Errorf("-n %d: want at least 1", o.n)
 	}
-
 	work, err := os.MkdirTemp("", "husk-bench-")
 	if err != nil {
 		return err
@@ -106,7 +120,6 @@ func run(o options) error {
 	} else {
 		defer os.RemoveAll(work)
 	}
-
 	bundle := o.bundle
 	if bundle == "" {
 		bundle = filepath.Join(work, "bundle")
@@ -117,103 +130,36 @@ func run(o options) error {
 	if bundle, err = filepath.Abs(bundle); err != nil {
 		return err
 	}
-
 	runtimes := findRuntimes(o, work)
 	if len(runtimes) == 0 {
 		return errors.New("no runtime to time")
 	}
-	fmt.Printf("bundle %s, %d warm-up + %d timed run-to-exit per runtime, interleaved\n",
-		bundle, o.warmup, o.n)
+	fmt.Printf("bundle %s: %d warm-up + %d timed rounds per runtime, interleaved\n", bundle, o.warmup, o.n)
 
-	for i := 0; i < o.warmup; i++ {
-		for _, r := range runtimes {
-			if _, err := r.runOnce(bundle, fmt.Sprintf("warm-%d", i)); err != nil {
-				return err
-			}
-		}
-	}
-	for i := 0; i < o.n; i++ {
-		for _, r := range runtimes {
-			d, err := r.runOnce(bundle, fmt.Sprintf("run-%d", i))
-			if err != nil {
-				return err
-			}
-			r.runs = append(r.runs, d)
-		}
-	}
-	report(os.Stdout, "run-to-exit of true", runtimes, func(r *runtime) []time.Duration { return r.runs })
-	if o.exec {
-		if err := benchExec(o, runtimes, bundle, work); err != nil {
+	b := &bench{o: o, bundle: bundle, work: work, runtimes: runtimes}
+	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.syscalls}
+	for _, step := range steps {
+		if err := step(); err != nil {
 			return err
 		}
-		report(os.Stdout, "exec ID true", runtimes, func(r *runtime) []time.Duration { return r.execs })
+	}
+	report(os.Stdout, runtimes)
+	if h := find(runtimes, "husk"); h != nil && len(b.traces) > 0 {
+		reportPhases(os.Stdout, b.traces, h.s[rowRun])
 	}
 	for _, r := range runtimes {
-		r.warnLeftovers()
+		warnLeftovers(r)
 	}
 	return nil
 }
 
-// benchExec starts one sleeping container per runtime and times o.n execs
-// of `true` into each, interleaved, then removes the containers.
-func benchExec(o options, runtimes []*runtime, bundle, work string) error {
-	sleeper := filepath.Join(work, "bundle-sleep")
-	if err := sleepBundle(bundle, sleeper); err != nil {
-		return err
-	}
-	id := fmt.Sprintf("bench-exec-%d", os.Getpid())
-	for _, r := range runtimes {
-		if _, err := r.do("run", "-d", "--bundle", sleeper, id); err != nil {
-			return err
-		}
-		defer r.do("delete", "-f", id)
-	}
-	for i := 0; i < o.warmup+o.n; i++ {
-		for _, r := range runtimes {
-			d, err := r.do("exec", id, "true")
-			if err != nil {
-				return err
-			}
-			if i >= o.warmup {
-				r.execs = append(r.execs, d)
-			}
+func find(rs []*runtime, name string) *runtime {
+	for _, r := range rs {
+		if r.name == name {
+			return r
 		}
 	}
 	return nil
-}
-
-// do runs `RUNTIME --root R ARGS...` with stdin and stdout on /dev/null
-// and stderr in a file (a detached container must not hold a pipe of
-// ours), and returns the wall time of the command alone.
-func (r *runtime) do(args ...string) (time.Duration, error) {
-	errf, err := os.CreateTemp("", "husk-bench-stderr-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.Remove(errf.Name())
-	defer errf.Close()
-	cmd := exec.Command(r.bin, append([]string{"--root", r.root}, args...)...)
-	cmd.Stderr = errf
-	start := time.Now()
-	err = cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		msg, _ := os.ReadFile(errf.Name())
-		return 0, fmt.Errorf("%s %v: %w: %s", r.name, args, err, bytes.TrimSpace(msg))
-	}
-	return d, nil
-}
-
-// warnLeftovers prints a note when `run` left containers behind in r's root.
-func (r *runtime) warnLeftovers() {
-	out, err := exec.Command(r.bin, "--root", r.root, "list", "-q").CombinedOutput()
-	if err != nil {
-		fmt.Printf("note: %s list: %v: %s\n", r.name, err, bytes.TrimSpace(out))
-		return
-	}
-	if left := bytes.Fields(out); len(left) > 0 {
-		fmt.Printf("note: %s left %d containers after run: %s\n", r.name, len(left), bytes.Join(left, []byte(" ")))
-	}
 }
 
 // unmountUnified removes the cgroup2 mount of a hybrid layout from this
@@ -231,20 +177,14 @@ func unmountUnified() error {
 	return nil
 }
 
-// runtime is one OCI runtime under test with its own state root.
-type runtime struct {
-	name  string
-	bin   string
-	root  string
-	runs  []time.Duration // run-to-exit
-	execs []time.Duration // exec ID true
-}
-
 func findRuntimes(o options, work string) []*runtime {
 	var out []*runtime
 	for _, c := range []struct{ name, bin string }{
-		{"husk", o.husk}, {"runc", o.runc}, {"crun", o.crun},
+		{"husk", o.husk}, {"husk-base", o.baseline}, {"runc", o.runc}, {"crun", o.crun},
 	} {
+		if c.bin == "" {
+			continue
+		}
 		path, err := exec.LookPath(c.bin)
 		if err != nil {
 			fmt.Printf("note: %s not found (%s): skipped\n", c.name, c.bin)
@@ -253,30 +193,7 @@ func findRuntimes(o options, work string) []*runtime {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		out = append(out, &runtime{name: c.name, bin: path, root: filepath.Join(work, "root-"+c.name)})
+		out = append(out, newRuntime(c.name, path, filepath.Join(work, "root-"+c.name)))
 	}
 	return out
-}
-
-// runOnce runs the bundle to exit under a fresh id and returns the wall time
-// of the whole `RUNTIME --root R run --bundle B ID`.
-func (r *runtime) runOnce(bundle, tag string) (time.Duration, error) {
-	id := fmt.Sprintf("bench-%s-%d-%s", r.name, os.Getpid(), tag)
-	cmd := exec.Command(r.bin, "--root", r.root, "run", "--bundle", bundle, id)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return 0, err
-	}
-	defer devnull.Close()
-	cmd.Stdin = devnull
-
-	start := time.Now()
-	err = cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("%s run %s: %w: %s", r.name, id, err, bytes.TrimSpace(out.Bytes()))
-	}
-	return d, nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +42,71 @@ func TestMedianAndQuantile(t *testing.T) {
 				t.Errorf("max = %v, want %v", got, tt.maximum)
 			}
 		})
+	}
+}
+
+func TestPhasesOf(t *testing.T) {
+	// Two processes' marks, out of order in the file (init's arrive
+	// through its parent), merged on time from the bench's exec at 1000.
+	in := `{"t":1500,"pid":1,"proc":"run","phase":"main","ms":0.5}
+{"t":4000,"pid":2,"proc":"init","phase":"go","ms":1}
+{"t":3000,"pid":1,"proc":"run","phase":"nsexec","ms":1.5}
+
+{"t":6000,"pid":1,"proc":"run","phase":"container","ms":3}
+`
+	order, d, err := phasesOf(strings.NewReader(in), 1000, 6500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"run main", "run nsexec", "init go", "run container", "(process exit)"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	wantD := map[string]time.Duration{"run main": 500, "run nsexec": 1500, "init go": 1000, "run container": 2000, "(process exit)": 500}
+	var sum time.Duration
+	for k, v := range wantD {
+		if d[k] != v {
+			t.Errorf("%s: %v, want %v", k, d[k], v)
+		}
+		sum += d[k]
+	}
+	if sum != 5500 {
+		t.Errorf("phases sum to %v, want the whole run, 5.5µs", sum)
+	}
+	if _, _, err := phasesOf(strings.NewReader("{"), 0, 1); err == nil {
+		t.Error("a broken line was accepted")
+	}
+}
+
+func TestMergeOrder(t *testing.T) {
+	got := mergeOrder([]string{"a", "c"}, []string{"a", "b", "c", "d"})
+	if want := []string{"a", "b", "c", "d"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestStraceTotal(t *testing.T) {
+	out := "% time     seconds  usecs/call     calls    errors syscall\n" +
+		"------ ----------- ----------- --------- --------- ------------------\n" +
+		" 43.48    0.002537          84        30           nanosleep\n" +
+		"100.00    0.007691          21       353         8 total\n"
+	if n, err := straceTotal([]byte(out)); err != nil || n != 353 {
+		t.Errorf("straceTotal = %d, %v; want 353", n, err)
+	}
+	if _, err := straceTotal([]byte("nothing")); err == nil {
+		t.Error("no total line: no error")
+	}
+}
+
+func TestTrimmedMean(t *testing.T) {
+	ds := []time.Duration{10, 10, 10, 10, 10, 10, 10, 10, 10, 1000}
+	if got := mean(ds); got != 10 {
+		t.Errorf("mean = %v, want 10 (the outlier trimmed)", got)
+	}
+	if got := mean([]time.Duration{4, 6}); got != 5 {
+		t.Errorf("mean of two = %v, want 5", got)
+	}
+	if got := mean(nil); got != 0 {
+		t.Errorf("mean of none = %v", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -48,6 +49,7 @@ func Create(o CreateOpts) (*Container, error) {
 	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
 	}
+	trace.Mark("config")
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
@@ -112,6 +114,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
+	trace.Mark("prepare")
 	pid, err := startInit(&initRequest{
 		cfg:          cfg,
 		msg:          bootstrapMessage(cfg),
@@ -140,6 +143,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 			return err
 		}
 	}
+	trace.Mark("created")
 	logrus.Debugf("container %s created, init pid %d", o.ID, pid)
 	return nil
 }

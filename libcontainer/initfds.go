@@ -9,6 +9,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 )
 
 // initExtras are the connections the parent makes for init beyond the
@@ -24,6 +25,9 @@ type initExtras struct {
 // once init has started.
 func dialInitSockets(cfg *configs.Config) (*initExtras, error) {
 	x := &initExtras{}
+	if f := trace.ChildFile(); f != nil {
+		x.add(trace.EnvFd, f) // HUSK_TRACE: init appends its marks too
+	}
 	if p := cfg.Process; p != nil && p.Terminal {
 		if p.ConsoleSocket == "" {
 			return nil, fmt.Errorf("process.terminal: a container with a terminal needs --console-socket (or husk run in the foreground)")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,6 +88,7 @@ func startInit(r *initRequest) (int, error) {
 		return 0, fmt.Errorf("start husk init: %w", err)
 	}
 	go forwardLogs(logR)
+	trace.Mark("spawn")
 
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
@@ -96,7 +98,9 @@ func startInit(r *initRequest) (int, error) {
 		cmd.Wait()
 		return 0, err
 	}
+	trace.Mark("cgroups")
 	pid, err := runNsexec(sock, r.msg)
+	trace.Mark("nsexec")
 	if err != nil {
 		// nsexec may be blocked waiting for an answer that will not come.
 		cmd.Process.Kill()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,6 +23,7 @@ func (c *Container) Start() error {
 	if err := awaitFifo(path, c.State.InitPid); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
+	trace.Mark("fifo-wait")
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
@@ -67,20 +69,41 @@ func awaitFifo(path string, pid int) error {
 
 // Waiter waits for a foreground container's init, forwarding the signals
 // husk receives to it. Make it before Create so no signal is missed.
-type Waiter struct{ sigs chan os.Signal }
+type Waiter struct {
+	sigs  chan os.Signal
+	ready chan struct{} // closed once every signal is caught
+}
 
-// NewWaiter starts catching every signal.
+// NewWaiter starts catching every signal. Catching each one is a round
+// trip with the Go runtime's signal thread, milliseconds for all of them,
+// so it happens in the background while the container is made; Ready
+// waits for it. Until then a signal has its default effect on husk, as
+// before NewWaiter.
 func NewWaiter() *Waiter {
-	w := &Waiter{sigs: make(chan os.Signal, 128)}
-	signal.Notify(w.sigs)
+	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{})}
+	go func() {
+		signal.Notify(w.sigs)
+		close(w.ready)
+	}()
 	return w
+}
+
+// Ready returns once every signal is caught (a nil Waiter: at once). Call
+// it before the container's process runs.
+func (w *Waiter) Ready() {
+	if w != nil {
+		<-w.ready
+	}
 }
 
 // Wait forwards signals to pid until it exits (husk is its subreaper) and
 // returns its exit code: the status, or 128+N when killed by signal N.
-// Other orphans reparented to husk are reaped on the way.
+// Other orphans reparented to husk are reaped on the way. Signals stay
+// caught afterwards (husk only tears down and exits; undoing the catch
+// costs a thread round trip per signal, milliseconds on every run and
+// exec).
 func (w *Waiter) Wait(pid int) int {
-	defer signal.Stop(w.sigs)
+	w.Ready()
 	for {
 		if code, done := reap(pid); done {
 			return code

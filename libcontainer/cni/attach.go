@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/containernetworking/cni/pkg/utils"
 	"github.com/husk-runtime/husk/libcontainer/atomicfile"
 	"github.com/sirupsen/logrus"
 )
@@ -22,21 +21,18 @@ const RecordFile = "cni.json"
 // shows. It is written before the netns is made, so a create killed at
 // any point leaves `delete --force` what it needs to clean up.
 type Record struct {
-	Request
-	ContainerID string          `json:"container_id"`
-	Netns       string          `json:"netns"`
-	Options     Options         `json:"options"`
-	Result      json.RawMessage `json:"result,omitempty"` // CNI result JSON; empty until ADD succeeds
+	Call
+	Result json.RawMessage `json:"result,omitempty"` // CNI result JSON; empty until ADD succeeds
 }
 
 // Attach makes the named netns for container id, runs the CNI ADD of r in
 // it and records both in dir. It returns the netns path for the container
 // to join. On failure everything is undone: DEL, netns, record.
 func Attach(dir, id string, r *Request, o Options) (string, error) {
-	if e := utils.ValidateContainerID(id); e != nil {
-		return "", fmt.Errorf("container id %q: CNI: %s", id, e.Msg)
+	if err := checkName("container id", id); err != nil {
+		return "", fmt.Errorf("container id %q: CNI: %w", id, err)
 	}
-	rec := &Record{Request: *r, ContainerID: id, Netns: NetnsPath(id), Options: o}
+	rec := &Record{Call: Call{Request: *r, ContainerID: id, Netns: NetnsPath(id), Options: o}}
 	if err := saveRecord(dir, rec); err != nil {
 		return "", err
 	}

@@ -19,11 +19,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err := Detach(dir, false); err != nil {
 		t.Fatal(err)
 	}
-	want := &Record{
+	want := &Record{Call: Call{
 		Request:     Request{Network: "n", IfName: "eth0", Args: [][2]string{{"A", "1"}}},
 		ContainerID: "c1", Netns: NetnsPath("c1"),
-		Options: Options{ConfDir: "/etc/cni/net.d", BinDirs: []string{"/usr/lib/cni"}},
-		Result:  []byte(`{"cniVersion":"1.0.0"}`),
+		Options: Options{ConfDir: "/etc/cni/net.d", BinDirs: []string{"/usr/lib/cni"}}},
+		Result: []byte(`{"cniVersion":"1.0.0"}`),
 	}
 	if err := saveRecord(dir, want); err != nil {
 		t.Fatal(err)

@@ -86,9 +86,3 @@ func removeNetns(path string) error {
 	}
 	return nil
 }
-
-// exists reports whether path exists.
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}

@@ -24,7 +24,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/containernetworking/cni/pkg/utils"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
@@ -64,13 +63,13 @@ func Parse(annotations map[string]string, networkKey string) (*Request, error) {
 	if !ok {
 		return nil, nil
 	}
-	if e := utils.ValidateNetworkName(network); e != nil {
-		return nil, annotationError(networkKey, network, e.Msg)
+	if err := checkName("network name", network); err != nil {
+		return nil, annotationError(networkKey, network, err.Error())
 	}
 	r := &Request{Network: network, IfName: DefaultIfName}
 	if v, ok := annotations[AnnotationIfName]; ok {
-		if e := utils.ValidateInterfaceName(v); e != nil {
-			return nil, annotationError(AnnotationIfName, v, e.Msg)
+		if err := checkIfName(v); err != nil {
+			return nil, annotationError(AnnotationIfName, v, err.Error())
 		}
 		r.IfName = v
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 )
 
@@ -62,6 +63,7 @@ func receiveConfig(sock *os.File) (*configs.Config, *inherited, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	trace.Mark("config")
 	return &cfg, side, nil
 }
 
@@ -72,7 +74,11 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	// The createRuntime and createContainer hooks run before pivot_root.
-	hooks := func() error { return atMountHooks(sock, cfg) }
+	hooks := func() error {
+		trace.Mark("rootfs")
+		defer trace.Mark("hooks")
+		return atMountHooks(sock, cfg)
+	}
 	sources := func(i int) (int, error) { return askMountSource(sock, i) }
 	if err := rootfs.SetupWith(cfg, hooks, sources); err != nil {
 		return err
@@ -86,6 +92,7 @@ func initContainer(sock *os.File) error {
 	if err := rootfs.Finalize(cfg); err != nil {
 		return err
 	}
+	trace.Mark("setup")
 	return setupAndExecve(cfg, side, sock, func() error { return waitForStart(cfg) })
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -44,6 +45,7 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 	if err != nil {
 		return err
 	}
+	trace.Mark("ready")
 	if err := bootstrap.Send(sock, bootstrap.SyncReady, nil); err != nil {
 		return err
 	}
@@ -58,6 +60,7 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 			failAfterReady(err)
 		}
 	}
+	trace.Mark("execve")
 	err = unix.Exec(path, p.Args, env)
 	// Only reached when execve fails, after READY: nobody waits for a
 	// sync message any more.

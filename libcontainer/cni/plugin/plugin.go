@@ -1,4 +1,7 @@
-package cni
+// Package plugin runs CNI plugins with libcni, the library containerd
+// uses: the ADD, DEL and CHECK of package cni's calls. Only the helper
+// binary husk-cni (cmd/husk-cni) links it; husk itself never does.
+package plugin
 
 import (
 	"context"
@@ -7,23 +10,23 @@ import (
 	"fmt"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/sirupsen/logrus"
 )
 
-// Options say where network lists, plugins and libcni's cache are: husk's
-// global flags --cni-conf-dir, --cni-bin-dir and --cni-cache-dir.
-type Options struct {
-	ConfDir  string   `json:"conf_dir"`
-	BinDirs  []string `json:"bin_dirs"`
-	CacheDir string   `json:"cache_dir,omitempty"` // "": libcni's /var/lib/cni
-}
+type (
+	// Options and Request are the cni package's: husk's flags and the
+	// container's annotations.
+	Options = cni.Options
+	Request = cni.Request
+)
 
-func (o Options) libcni() *libcni.CNIConfig {
+func newLibcni(o Options) *libcni.CNIConfig {
 	return libcni.NewCNIConfigWithCacheDir(o.BinDirs, o.CacheDir, nil)
 }
 
 // loadList reads the network list r.Network from the conf dir.
-func (o Options) loadList(network string) (*libcni.NetworkConfigList, error) {
+func loadList(o Options, network string) (*libcni.NetworkConfigList, error) {
 	list, err := libcni.LoadNetworkConf(o.ConfDir, network)
 	if err != nil {
 		return nil, fmt.Errorf("CNI network %q in %s: %w", network, o.ConfDir, err)
@@ -31,7 +34,7 @@ func (o Options) loadList(network string) (*libcni.NetworkConfigList, error) {
 	return list, nil
 }
 
-func (r *Request) runtimeConf(id, netns string) *libcni.RuntimeConf {
+func runtimeConf(r *Request, id, netns string) *libcni.RuntimeConf {
 	return &libcni.RuntimeConf{
 		ContainerID:    id,
 		NetNS:          netns,
@@ -45,15 +48,15 @@ func (r *Request) runtimeConf(id, netns string) *libcni.RuntimeConf {
 // returns the result as JSON. A failed ADD is undone with a DEL (whose
 // own failure is only logged) before the ADD's error is returned.
 func Add(ctx context.Context, o Options, r *Request, id, netns string) (json.RawMessage, error) {
-	list, err := o.loadList(r.Network)
+	list, err := loadList(o, r.Network)
 	if err != nil {
 		return nil, err
 	}
-	cni := o.libcni()
-	rt := r.runtimeConf(id, netns)
-	result, err := cni.AddNetworkList(ctx, list, rt)
+	lib := newLibcni(o)
+	rt := runtimeConf(r, id, netns)
+	result, err := lib.AddNetworkList(ctx, list, rt)
 	if err != nil {
-		if derr := delList(ctx, cni, list, rt); derr != nil {
+		if derr := delList(ctx, lib, list, rt); derr != nil {
 			logrus.Warnf("CNI DEL after the failed ADD: %v", derr)
 		}
 		return nil, fmt.Errorf("CNI ADD of network %q: %w", r.Network, err)
@@ -70,17 +73,17 @@ func Add(ctx context.Context, o Options, r *Request, id, netns string) (json.Raw
 // Without a cache entry (the ADD never finished) it uses the list in the
 // conf dir. netns may be "" once the namespace is gone.
 func Del(ctx context.Context, o Options, r *Request, id, netns string) error {
-	cni := o.libcni()
-	list, rt, err := cachedList(cni, r, id, netns)
+	lib := newLibcni(o)
+	list, rt, err := cachedList(lib, r, id, netns)
 	if err != nil {
 		return err
 	}
 	if list == nil {
-		if list, err = o.loadList(r.Network); err != nil {
+		if list, err = loadList(o, r.Network); err != nil {
 			return fmt.Errorf("CNI DEL (nothing cached, no list to fall back on): %w", err)
 		}
 	}
-	if err := delList(ctx, cni, list, rt); err != nil {
+	if err := delList(ctx, lib, list, rt); err != nil {
 		return fmt.Errorf("CNI DEL of network %q: %w", r.Network, err)
 	}
 	return nil
@@ -89,8 +92,8 @@ func Del(ctx context.Context, o Options, r *Request, id, netns string) error {
 // Check runs the CNI CHECK of r for container id in netns, against the
 // configuration and result cached at ADD.
 func Check(ctx context.Context, o Options, r *Request, id, netns string) error {
-	cni := o.libcni()
-	list, rt, err := cachedList(cni, r, id, netns)
+	lib := newLibcni(o)
+	list, rt, err := cachedList(lib, r, id, netns)
 	if err != nil {
 		return err
 	}
@@ -98,7 +101,7 @@ func Check(ctx context.Context, o Options, r *Request, id, netns string) error {
 		return fmt.Errorf("CNI CHECK of network %q: nothing cached for container %s in %s (was it ever added?)",
 			r.Network, id, cacheDirName(o))
 	}
-	if err := cni.CheckNetworkList(ctx, list, rt); err != nil {
+	if err := lib.CheckNetworkList(ctx, list, rt); err != nil {
 		return fmt.Errorf("CNI CHECK of network %q: %w", r.Network, err)
 	}
 	return nil
@@ -106,9 +109,9 @@ func Check(ctx context.Context, o Options, r *Request, id, netns string) error {
 
 // cachedList is the network list and runtime config libcni cached at ADD,
 // or nil if nothing is cached.
-func cachedList(cni *libcni.CNIConfig, r *Request, id, netns string) (*libcni.NetworkConfigList, *libcni.RuntimeConf, error) {
-	rt := r.runtimeConf(id, netns)
-	data, cachedRt, err := cni.GetNetworkListCachedConfig(&libcni.NetworkConfigList{Name: r.Network}, rt)
+func cachedList(lib *libcni.CNIConfig, r *Request, id, netns string) (*libcni.NetworkConfigList, *libcni.RuntimeConf, error) {
+	rt := runtimeConf(r, id, netns)
+	data, cachedRt, err := lib.GetNetworkListCachedConfig(&libcni.NetworkConfigList{Name: r.Network}, rt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("CNI cache of network %q: %w", r.Network, err)
 	}
@@ -126,8 +129,8 @@ func cachedList(cni *libcni.CNIConfig, r *Request, id, netns string) (*libcni.Ne
 // each plugin on its own, last to first, so that one broken plugin (a
 // binary missing) does not keep the others from releasing what they hold.
 // The first error is returned.
-func delList(ctx context.Context, cni *libcni.CNIConfig, list *libcni.NetworkConfigList, rt *libcni.RuntimeConf) error {
-	first := cni.DelNetworkList(ctx, list, rt)
+func delList(ctx context.Context, lib *libcni.CNIConfig, list *libcni.NetworkConfigList, rt *libcni.RuntimeConf) error {
+	first := lib.DelNetworkList(ctx, list, rt)
 	if first == nil {
 		return nil
 	}
@@ -135,7 +138,7 @@ func delList(ctx context.Context, cni *libcni.CNIConfig, list *libcni.NetworkCon
 	for i := len(list.Plugins) - 1; i >= 0; i-- {
 		one := *list
 		one.Plugins = list.Plugins[i : i+1]
-		if err := cni.DelNetworkList(ctx, &one, rt); err != nil {
+		if err := lib.DelNetworkList(ctx, &one, rt); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# The phase trace (HUSK_TRACE, --debug): every process's marks, in order,
+# with durations that are never negative. What the phases cost is the
+# benchmark's business (bench/), never asserted here.
+
+load helpers
+
+# phases FILE PROC: the phases of process PROC in trace FILE, one per line.
+phases() {
+	jq -r --arg p "$2" 'select(.proc == $p) | .phase' "$1"
+}
+
+# check_trace FILE: every record has a time, a pid, a non-negative ms, and
+# each process's records go forward in time.
+check_trace() {
+	jq -e -s '
+		all(.[]; (.t | type) == "number" and .t > 0 and (.pid | type) == "number" and .ms >= 0)
+		and (group_by(.pid) | all(.[]; [.[].t] == ([.[].t] | sort)))
+	' "$1" >/dev/null || fail "bad trace: $(cat "$1")"
+}
+
+@test "trace: run records every phase of parent and init, in order" {
+	local id trace
+	id="$(new_id)"
+	trace="$TEST_DIR/trace.json"
+	set_args true
+	HUSK_TRACE="$trace" husk run --bundle "$BUNDLE" "$id" </dev/null
+	check_trace "$trace"
+	run -0 phases "$trace" run
+	[ "$(echo $output)" = "main config prepare spawn cgroups nsexec created fifo-wait container teardown exit" ] ||
+		fail "run's phases: $(echo $output)"
+	run -0 phases "$trace" init
+	[ "$(echo $output)" = "main config rootfs hooks setup ready execve" ] || fail "init's phases: $(echo $output)"
+	# init's records reach the file through the run process, and init's
+	# marks come after the parent's cgroups (nsexec waits for the message
+	# sent after it) and before its created.
+	jq -e -s '
+		(map(select(.proc == "run" and .phase == "cgroups"))[0].t) as $n
+		| (map(select(.proc == "run" and .phase == "created"))[0].t) as $c
+		| all(.[] | select(.proc == "init" and .phase != "execve"); .t >= $n and .t <= $c)
+	' "$trace" >/dev/null || fail "init's marks out of place: $(cat "$trace")"
+}
+
+@test "trace: create, start, exec and delete each record their own phases" {
+	local id trace
+	id="$(new_id)"
+	trace="$TEST_DIR/trace.json"
+	set_args sleep 100
+	export HUSK_TRACE="$trace"
+	husk create --bundle "$BUNDLE" "$id" </dev/null
+	husk start "$id"
+	husk exec "$id" true
+	husk delete --force "$id"
+	unset HUSK_TRACE
+	check_trace "$trace"
+	run -0 phases "$trace" create
+	[ "$(echo $output)" = "main config prepare spawn cgroups nsexec created exit" ] || fail "create: $(echo $output)"
+	run -0 phases "$trace" start
+	[ "$(echo $output)" = "main fifo-wait exit" ] || fail "start: $(echo $output)"
+	run -0 phases "$trace" exec
+	[ "$(echo $output)" = "main spawn cgroups nsexec container exit" ] || fail "exec: $(echo $output)"
+	run -0 phases "$trace" delete
+	[ "$(echo $output)" = "main exit" ] || fail "delete: $(echo $output)"
+	# The exec's init: its config, READY and execve.
+	run -0 jq -r -s 'map(select(.proc == "init")) | group_by(.pid) | map(map(.phase) | join(" ")) | .[]' "$trace"
+	assert_contains "$output" "main config rootfs hooks setup ready"
+	assert_contains "$output" "main config ready execve"
+}
+
+@test "trace: off without HUSK_TRACE or --debug; --debug logs each phase with its ms" {
+	local id log
+	id="$(new_id)"
+	log="$TEST_DIR/log.json"
+	set_args true
+	husk --debug --log "$log" --log-format json run --bundle "$BUNDLE" "$id" </dev/null
+	run -0 jq -r 'select(.phase != null) | "\(.phase) \(.ms >= 0)"' "$log"
+	assert_contains "$output" "config true"
+	assert_contains "$output" "cgroups true"
+	assert_contains "$output" "teardown true"
+	# init's phases too, forwarded by the parent.
+	run -0 jq -r 'select(.phase == "rootfs") | .msg' "$log"
+	assert_contains "$output" "init rootfs"
+	# A trace file appears only when asked for.
+	[ ! -e "$BUNDLE/trace.json" ] && [ -z "$(ls "$TEST_DIR" | grep -i trace)" ] || fail "a trace file appeared"
+}
