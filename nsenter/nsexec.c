@@ -229,6 +229,32 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 	_exit(1);
 }
 
+/*
+ * debugf: one step, as a JSON line {"level":"debug","msg":"nsexec: ..."} on
+ * the log pipe; the parent re-logs it to --log in --log-format when --debug.
+ */
+static void __attribute__((format(printf, 1, 2))) debugf(const char *fmt, ...)
+{
+	char msg[512], line[1200] = "{\"level\":\"debug\",\"msg\":\"nsexec: ";
+	const char *env = getenv(HUSK_ENV_LOGPIPE);
+	size_t n = strlen(line);
+	va_list ap;
+
+	if (!env)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *c = msg; *c && n < sizeof(line) - 8; c++) {
+		if (*c == '"' || *c == '\\')
+			line[n++] = '\\';
+		line[n++] = (unsigned char)*c < ' ' ? ' ' : *c;
+	}
+	memcpy(line + n, "\"}\n", 4);
+	if (write(atoi(env), line, n + 3) < 0)
+		return; /* best effort */
+}
+
 static void read_or_die(void *buf, size_t n, const char *what)
 {
 	char *p = buf;
@@ -297,23 +323,56 @@ static void become_root(const char *where)
 		die("setresuid 0 in %s: %s", where, strerror(errno));
 }
 
+/*
+ * setns each namespace of mask (user: ~CLONE_NEWUSER means all but user).
+ * With defer_eperm, one we may not join yet (EPERM: it belongs to a user
+ * namespace we are not in yet) is left for later. Returns what is left.
+ */
+static uint32_t join_pass(const struct husk_bootstrap *b, int *fds, uint32_t mask, int defer_eperm)
+{
+	uint32_t left = 0;
+	size_t i;
+
+	for (i = 0; i < b->n_ns; i++) {
+		if (fds[i] < 0 || !(b->ns[i].flag & mask))
+			continue;
+		if (setns(fds[i], b->ns[i].flag) < 0) {
+			if (defer_eperm && errno == EPERM) {
+				left |= b->ns[i].flag;
+				continue;
+			}
+			die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
+		}
+		debugf("joined %s namespace %s", b->ns[i].name, b->ns[i].path);
+		close(fds[i]);
+		fds[i] = -1;
+		if (b->ns[i].flag == CLONE_NEWUSER)
+			become_root("the joined user namespace");
+	}
+	return left;
+}
+
+/*
+ * Joins every namespace path. With a user namespace among them, the others
+ * go first while we are still privileged where they belong (e.g. the
+ * host's netns), and those only its root may join go after it, as runc.
+ */
 static void join_namespaces(const struct husk_bootstrap *b)
 {
-	int fds[HUSK_MAX_NS];
+	int fds[HUSK_MAX_NS], user = 0;
+	uint32_t left;
 	size_t i;
 
 	for (i = 0; i < b->n_ns; i++) {
 		fds[i] = open(b->ns[i].path, O_RDONLY | O_CLOEXEC);
 		if (fds[i] < 0)
 			die("open %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
+		user |= b->ns[i].flag == CLONE_NEWUSER;
 	}
-	for (i = 0; i < b->n_ns; i++) {
-		if (setns(fds[i], b->ns[i].flag) < 0)
-			die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
-		close(fds[i]);
-		if (b->ns[i].flag == CLONE_NEWUSER)
-			become_root("the joined user namespace");
-	}
+	left = join_pass(b, fds, ~(uint32_t)CLONE_NEWUSER, user);
+	join_pass(b, fds, CLONE_NEWUSER, 0);
+	if (left)
+		join_pass(b, fds, left, 0);
 }
 
 /* New user namespace: the parent writes our id maps, then we become root. */
@@ -329,6 +388,7 @@ static void unshare_user(void)
 	if (ack[0] != HUSK_SYNC_USERMAP_ACK || ack[1] != 0)
 		die("waiting for USERMAP_ACK: got sync frame type %u with %u bytes", ack[0], ack[1]);
 	become_root("the new user namespace");
+	debugf("made user namespace, id maps written by the parent");
 }
 
 /* "mnt,uts,pid" for the namespaces in flags. */
@@ -343,15 +403,27 @@ static const char *ns_names(uint32_t flags, char *buf, size_t len)
 	return buf;
 }
 
-static void unshare_others(const struct husk_bootstrap *b)
+/*
+ * timens_offsets is opened before any namespace changes: the kernel checks
+ * CAP_SYS_TIME with the opener's credentials, which we lose in a user
+ * namespace (and then the file, owned by host root, cannot even be opened).
+ */
+static void unshare_others(const struct husk_bootstrap *b, int timens_fd)
 {
 	uint32_t flags = b->clone_flags & ~CLONE_NEWUSER;
+	size_t n = b->timens_offsets ? strlen(b->timens_offsets) : 0;
 	char names[64];
 
 	if (flags && unshare(flags) < 0)
 		die("unshare %s: %s", ns_names(flags, names, sizeof(names)), strerror(errno));
-	if ((flags & CLONE_NEWTIME) && b->timens_offsets)
-		write_file("/proc/self/timens_offsets", b->timens_offsets, "TIMENS_OFFSETS");
+	if (flags)
+		debugf("made %s namespaces", ns_names(flags, names, sizeof(names)));
+	if (timens_fd < 0)
+		return;
+	if (write(timens_fd, b->timens_offsets, n) != (ssize_t)n)
+		die("write TIMENS_OFFSETS \"%s\" to /proc/self/timens_offsets: %s", b->timens_offsets, strerror(errno));
+	close(timens_fd);
+	debugf("time offsets set: %s", b->timens_offsets);
 }
 
 /* An exec into a running container (bootstrap.h: HUSK_ENV_INITTYPE). */
@@ -367,6 +439,7 @@ void husk_nsexec(void)
 	const char *env = getenv(HUSK_ENV_INITPIPE);
 	struct husk_bootstrap b;
 	char err[512], *msg, *end;
+	int timens_fd = -1;
 	size_t len;
 	long fd;
 	pid_t pid;
@@ -388,10 +461,15 @@ void husk_nsexec(void)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
 	if (b.oom_score_adj)
 		write_file("/proc/self/oom_score_adj", b.oom_score_adj, "OOM_SCORE_ADJ");
+	if ((b.clone_flags & CLONE_NEWTIME) && b.timens_offsets) {
+		timens_fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+		if (timens_fd < 0)
+			die("open /proc/self/timens_offsets: %s", strerror(errno));
+	}
 	join_namespaces(&b);
 	if (b.clone_flags & CLONE_NEWUSER)
 		unshare_user();
-	unshare_others(&b);
+	unshare_others(&b, timens_fd);
 	husk_bootstrap_free(&b);
 
 	pid = fork();
@@ -400,6 +478,7 @@ void husk_nsexec(void)
 	if (pid > 0) {
 		uint32_t p = pid;
 
+		debugf("forked init, pid %d (in the parent's pid namespace)", pid);
 		if (send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0) {
 			int saved = errno;
 
