@@ -18,14 +18,15 @@ var specCommand = &cli.Command{
 	Usage: "write a default config.json into the bundle",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Value: ".", Usage: "bundle directory"},
-		&cli.BoolFlag{Name: "rootless", Usage: "a spec for a rootless container (not supported yet)"},
+		&cli.BoolFlag{Name: "rootless", Usage: "a spec for a container of a user without root (runc's rootless spec)"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		if err := notSupported(cmd, "rootless"); err != nil {
-			return err
+		spec := specconv.Example()
+		if cmd.Bool("rootless") {
+			specconv.ToRootless(spec, uint32(os.Geteuid()), uint32(os.Getegid()))
 		}
 		path := filepath.Join(cmd.String("bundle"), "config.json")
-		data, err := json.MarshalIndent(specconv.Example(), "", "\t")
+		data, err := json.MarshalIndent(spec, "", "\t")
 		if err != nil {
 			return err
 		}

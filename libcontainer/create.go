@@ -30,6 +30,8 @@ type CreateOpts struct {
 	// CNI says where network lists and plugins are, for a container whose
 	// annotations ask for a CNI network.
 	CNI cni.Options
+	// Rootless is what changes for a caller without root.
+	Rootless Rootless
 }
 
 // Create builds the container up to the point where its init waits on
@@ -96,11 +98,17 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		Annotations: o.Config.Annotations,
 		Config:      o.Config,
 	}
-	cg, err := newCgroups(o.Config, o.ID)
+	maps, err := o.Rootless.mapWriter(o.Config)
 	if err != nil {
 		return err
 	}
-	c.State.CgroupPaths = cg.Paths()
+	cg, err := o.Rootless.cgroups(o.Config, o.ID)
+	if err != nil {
+		return err
+	}
+	if cg != nil {
+		c.State.CgroupPaths = cg.Paths()
+	}
 	// Saved before anything joins the cgroups: if husk dies mid-create,
 	// delete --force finds them here.
 	if err := saveState(c.dir, c.State); err != nil {
@@ -109,6 +117,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	pid, err := startInit(&initRequest{
 		cfg:          o.Config,
 		msg:          bootstrapMessage(o.Config),
+		maps:         maps,
 		fifoPath:     fifo,
 		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved:    o.ExtraFiles,

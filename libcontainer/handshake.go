@@ -10,13 +10,14 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
 // runNsexec sends the bootstrap message and answers nsexec until it
 // reports the pid of the forked init.
-func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
+func runNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
 	if _, err := sock.Write(msg.Encode()); err != nil {
 		return 0, fmt.Errorf("send bootstrap message: %w", err)
 	}
@@ -31,9 +32,13 @@ func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			if err := writeIDMaps(pid, msg); err != nil {
+			if maps == nil {
+				return 0, errors.New("nsexec asked for id maps, but no user namespace was to be made")
+			}
+			if err := maps.Write(pid); err != nil {
 				return 0, err
 			}
+			logrus.Debugf("wrote the id maps of pid %d (newuidmap/newgidmap: %v): uid %q gid %q", pid, maps.Helper, msg.UIDMap, msg.GIDMap)
 			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
 				return 0, err
 			}
@@ -45,18 +50,6 @@ func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 			return 0, fmt.Errorf("nsexec sent unexpected %s", t)
 		}
 	}
-}
-
-// writeIDMaps writes a new user namespace's maps for nsexec, which cannot
-// write them itself from inside the namespace.
-func writeIDMaps(pid int, msg *bootstrap.Message) error {
-	for _, f := range []struct{ name, data string }{{"uid_map", msg.UIDMap}, {"gid_map", msg.GIDMap}} {
-		path := fmt.Sprintf("/proc/%d/%s", pid, f.name)
-		if err := os.WriteFile(path, []byte(f.data), 0); err != nil {
-			return fmt.Errorf("write %s %q: %w", path, f.data, err)
-		}
-	}
-	return nil
 }
 
 // configureInit sends the config to the Go init and waits for READY,

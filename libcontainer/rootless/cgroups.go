@@ -28,10 +28,11 @@ const (
 // PlanCgroups decides for a rootless container whose cgroups would go to
 // dirs (one per hierarchy, absolute host paths). writable tells whether
 // the caller may make a cgroup in a dir (its nearest existing ancestor).
-// resources is linux.resources, explicitPath whether linux.cgroupsPath
-// was given. Skipping returns a note for the user; a limit, or an asked
-// cgroupsPath, with nowhere to write is an error naming the field.
-func PlanCgroups(dirs []string, writable func(string) bool, resources *specs.LinuxResources, explicitPath string) (CgroupPlan, string, error) {
+// limitField is the first limit set in linux.resources (FirstLimit),
+// explicitPath linux.cgroupsPath. Skipping returns a note for the user; a
+// limit, or an asked cgroupsPath, with nowhere to write is an error
+// naming the field.
+func PlanCgroups(dirs []string, writable func(string) bool, limitField, explicitPath string) (CgroupPlan, string, error) {
 	var denied []string
 	for _, d := range dirs {
 		if !writable(d) {
@@ -41,9 +42,12 @@ func PlanCgroups(dirs []string, writable func(string) bool, resources *specs.Lin
 	if len(denied) == 0 {
 		return UseCgroups, "", nil
 	}
-	why := fmt.Sprintf("%s not writable by uid %d", strings.Join(denied, ", "), os.Geteuid())
-	if field := FirstLimit(resources); field != "" {
-		return 0, "", fmt.Errorf("%s: a rootless container cannot have cgroup limits without a writable cgroup (%s)", field, why)
+	why := fmt.Sprintf("%s not writable by uid %d", denied[0], os.Geteuid())
+	if len(denied) > 1 {
+		why = fmt.Sprintf("%s and %d more not writable by uid %d", denied[0], len(denied)-1, os.Geteuid())
+	}
+	if limitField != "" {
+		return 0, "", fmt.Errorf("%s: a rootless container cannot have cgroup limits without a writable cgroup (%s)", limitField, why)
 	}
 	if explicitPath != "" {
 		return 0, "", fmt.Errorf("linux.cgroupsPath: %q: a rootless container cannot use it (%s)", explicitPath, why)

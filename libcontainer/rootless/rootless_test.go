@@ -135,9 +135,8 @@ func TestHelperArgs(t *testing.T) {
 func TestPlanCgroups(t *testing.T) {
 	no := func(string) bool { return false }
 	yes := func(string) bool { return true }
-	limit := int64(1 << 20)
-	mem := &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: &limit}}
-	devOnly := &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}}}
+	mem := "linux.resources.memory.limit"
+	devOnly := ""
 
 	if p, _, err := PlanCgroups([]string{"/sys/fs/cgroup/memory/husk/a"}, yes, mem, ""); err != nil || p != UseCgroups {
 		t.Errorf("writable: %v %v", p, err)
@@ -150,7 +149,7 @@ func TestPlanCgroups(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "linux.resources.memory.limit: a rootless container cannot have cgroup limits") {
 		t.Errorf("limit, not writable: %v", err)
 	}
-	_, _, err = PlanCgroups([]string{"/x"}, no, nil, "/mine")
+	_, _, err = PlanCgroups([]string{"/x"}, no, "", "/mine")
 	if err == nil || !strings.HasPrefix(err.Error(), `linux.cgroupsPath: "/mine"`) {
 		t.Errorf("path, not writable: %v", err)
 	}

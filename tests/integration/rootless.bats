@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# husk run by a user without root: runc's rootless spec, the state root in
+# $XDG_RUNTIME_DIR, id maps written directly or through newuidmap, errors
+# for what such a user cannot have, and podman --runtime husk as that user.
+#
+# setup_file creates a user (and its /etc/subuid and /etc/subgid ranges)
+# for this file and removes it afterwards.
+
+load helpers
+
+setup_file() {
+	command -v useradd >/dev/null || skip "no useradd"
+	command -v runuser >/dev/null || skip "no runuser (util-linux)"
+	export RL_USER="huskrl$$"
+	export RL_HOME
+	RL_HOME="$(mktemp -d "${TMPDIR:-/tmp}/husk-rl-home.XXXXXX")"
+	# Subordinate ids for this user only: past every range already given.
+	export RL_SUB_START
+	RL_SUB_START="$(cat /etc/subuid /etc/subgid 2>/dev/null | awk -F: 'BEGIN{m=200000} {e=$2+$3; if (e>m) m=e} END{print int((m+65535)/65536)*65536}')"
+	useradd --no-create-home --home-dir "$RL_HOME" --shell /bin/sh --user-group \
+		-K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$RL_USER"
+	usermod --add-subuids "$RL_SUB_START-$((RL_SUB_START + 65535))" \
+		--add-subgids "$RL_SUB_START-$((RL_SUB_START + 65535))" "$RL_USER"
+	chown "$RL_USER:$RL_USER" "$RL_HOME"
+	export RL_UID RL_GID
+	RL_UID="$(id -u "$RL_USER")"
+	RL_GID="$(id -g "$RL_USER")"
+	export RL_XDG="/run/user/$RL_UID"
+	mkdir -p "$RL_XDG"
+	chown "$RL_USER:$RL_USER" "$RL_XDG"
+	chmod 0700 "$RL_XDG"
+}
+
+teardown_file() {
+	[ -n "${RL_USER:-}" ] || return 0
+	pkill -KILL -u "$RL_USER" 2>/dev/null || true
+	sleep 0.2
+	usermod --del-subuids "$RL_SUB_START-$((RL_SUB_START + 65535))" \
+		--del-subgids "$RL_SUB_START-$((RL_SUB_START + 65535))" "$RL_USER" 2>/dev/null || true
+	userdel "$RL_USER" 2>/dev/null || true
+	rm -rf "$RL_XDG" "$RL_HOME"
+}
+
+setup() {
+	setup_husk
+	# The user builds its bundle from its own spec; the rootfs stays root's.
+	chmod 0777 "$BUNDLE"
+	rm -f "$BUNDLE/config.json"
+	uhusk spec --rootless --bundle "$BUNDLE" || fail "husk spec --rootless as $RL_USER failed"
+	update_config '.process.terminal = false'
+}
+
+teardown() {
+	local id
+	for id in $(uhusk list -q 2>/dev/null); do
+		uhusk delete --force "$id" >/dev/null 2>&1 || true
+	done
+	local left=""
+	if [ -d "$RL_XDG/husk" ] && [ -n "$(ls -A "$RL_XDG/husk")" ]; then
+		left="$(ls -A "$RL_XDG/husk" | tr '\n' ' ')"
+		rm -rf "${RL_XDG:?}/husk/"*
+	fi
+	teardown_husk || return 1
+	[ -z "$left" ] || fail "left in $RL_XDG/husk: $left"
+}
+
+# as_user CMD...: run CMD as the test user, with its own environment.
+as_user() {
+	runuser -u "$RL_USER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$RL_HOME" \
+		USER="$RL_USER" LOGNAME="$RL_USER" XDG_RUNTIME_DIR="$RL_XDG" "$@"
+}
+
+# uhusk ARGS...: husk as the test user, with its default --root.
+uhusk() {
+	as_user timeout -k 5 "$HUSK_TIMEOUT" "$HUSK_BIN" "$@"
+}
+
+@test "rootless: spec --rootless is runc's rootless spec (namespaces, mappings, mounts, no resources)" {
+	local d="$TEST_DIR/cmp"
+	mkdir -p "$d/husk" "$d/runc"
+	chown -R "$RL_USER" "$d"
+	as_user sh -c "cd '$d/husk' && '$HUSK_BIN' spec --rootless" || fail "husk spec --rootless"
+	as_user sh -c "cd '$d/runc' && /usr/sbin/runc spec --rootless" || fail "runc spec --rootless"
+	local f
+	for f in '.linux.namespaces' '.linux.uidMappings' '.linux.gidMappings' '.mounts' '.linux.resources'; do
+		[ "$(jq -cS "$f" "$d/husk/config.json")" = "$(jq -cS "$f" "$d/runc/config.json")" ] ||
+			fail "$f: husk $(jq -cS "$f" "$d/husk/config.json") runc $(jq -cS "$f" "$d/runc/config.json")"
+	done
+	[ "$(jq -c .linux.uidMappings "$d/husk/config.json")" = "[{\"containerID\":0,\"hostID\":$RL_UID,\"size\":1}]" ] ||
+		fail "uidMappings: $(jq -c .linux.uidMappings "$d/husk/config.json")"
+}
+
+@test "rootless: spec --rootless then run: root inside, the user's uid on the host, state in XDG_RUNTIME_DIR" {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'id -u; id -g; cat /proc/self/uid_map'
+	run -0 uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = 0 ] || fail "uid inside: $output"
+	[ "${lines[1]}" = 0 ] || fail "gid inside: $output"
+	[ "$(echo "${lines[2]}" | xargs)" = "0 $RL_UID 1" ] || fail "uid_map: ${lines[2]}"
+
+	id="$(new_id)"
+	set_args sleep 100
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "create: $(cat "$TEST_DIR/err")"
+	[ -d "$RL_XDG/husk/$id" ] || fail "no state in $RL_XDG/husk/$id"
+	uhusk start "$id" </dev/null 3>&- || fail "start"
+	local pid
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	grep -Eq "^Uid:\s+$RL_UID\s+$RL_UID\s" "/proc/$pid/status" || fail "host: $(grep -E '^(Uid|Gid):' "/proc/$pid/status")"
+	grep -Eq "^Gid:\s+$RL_GID\s+$RL_GID\s" "/proc/$pid/status" || fail "host: $(grep -E '^(Uid|Gid):' "/proc/$pid/status")"
+	run -0 uhusk kill "$id" KILL
+	run -0 uhusk delete --force "$id"
+	[ -z "$(ls -A "$RL_XDG/husk")" ] || fail "left in $RL_XDG/husk: $(ls -A "$RL_XDG/husk")"
+}
+
+@test "rootless: list shows only the user's containers; root's are neither visible nor killable" {
+	local mine roots rpid
+	mine="$(new_id)"
+	roots="$(new_id)"
+	set_args sleep 100
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$mine" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "create as user: $(cat "$TEST_DIR/err")"
+
+	# root's container, in root's default place and in the test's root.
+	rm -f "$BUNDLE/config.json"
+	husk spec --bundle "$BUNDLE"
+	update_config '.process.terminal = false | .process.args = ["sleep", "100"]'
+	run_bg "$roots"
+	rpid="$(container_pid "$roots")"
+
+	run -0 uhusk list -q
+	[ "$output" = "$mine" ] || fail "user's list: $output"
+	run -0 husk list -q
+	[ "$output" = "$roots" ] || fail "root's list: $output"
+
+	run ! uhusk --root "$HUSK_ROOT" kill "$roots" KILL
+	pid_alive "$rpid" || fail "root's container killed by $RL_USER"
+	run ! uhusk --root "$HUSK_ROOT" delete --force "$roots"
+	pid_alive "$rpid" || fail "root's container deleted by $RL_USER"
+	[ "$(container_status "$roots")" = running ] || fail "root's container: $(container_status "$roots")"
+	run uhusk --root "$HUSK_ROOT" list -q
+	! grep -qx -- "$roots" <<<"$output" || fail "root's container listed for $RL_USER"
+}
+
+@test "rootless: a multi-range mapping from /etc/subuid goes through newuidmap/newgidmap" {
+	command -v newuidmap >/dev/null || skip "no newuidmap (apt-get install uidmap)"
+	local id pid
+	id="$(new_id)"
+	update_config --argjson u "$RL_UID" --argjson g "$RL_GID" --argjson s "$RL_SUB_START" '
+		.linux.uidMappings = [{"containerID": 0, "hostID": $u, "size": 1}, {"containerID": 1, "hostID": $s, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": $g, "size": 1}, {"containerID": 1, "hostID": $s, "size": 65536}]
+		| .process.user = {"uid": 1000, "gid": 1000}'
+	set_args sh -c 'id -u; cat /proc/self/uid_map | wc -l; sleep 100'
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- ||
+		fail "create: $(cat "$TEST_DIR/err")"
+	uhusk start "$id" </dev/null 3>&- || fail "start"
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	# uid 1000 inside is subordinate id START+999 on the host.
+	grep -Eq "^Uid:\s+$((RL_SUB_START + 999))\s" "/proc/$pid/status" || fail "host: $(grep -E '^Uid:' "/proc/$pid/status")"
+	grep -Eq "^Gid:\s+$((RL_SUB_START + 999))\s" "/proc/$pid/status" || fail "host: $(grep -E '^Gid:' "/proc/$pid/status")"
+	[ "$(wc -l <"/proc/$pid/uid_map")" = 2 ] || fail "uid_map: $(cat "/proc/$pid/uid_map")"
+	run -0 uhusk delete --force "$id"
+}
+
+@test "rootless: a mapping beyond the user's subuid range is refused, naming the field; nothing left" {
+	local id
+	id="$(new_id)"
+	update_config --argjson u "$RL_UID" --argjson s "$RL_SUB_START" '
+		.linux.uidMappings = [{"containerID": 0, "hostID": $u, "size": 1}, {"containerID": 1, "hostID": $s, "size": 65537}]'
+	set_args true
+	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.uidMappings[1]" "hostID $RL_SUB_START size 65537" "/etc/subuid"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+	[ -z "$(pgrep -u "$RL_USER")" ] || fail "processes of $RL_USER left: $(pgrep -a -u "$RL_USER")"
+}
+
+@test "rootless: overlapping mappings are refused, naming the field; nothing left" {
+	local id
+	id="$(new_id)"
+	update_config --argjson g "$RL_GID" --argjson s "$RL_SUB_START" '
+		.linux.gidMappings = [{"containerID": 0, "hostID": $g, "size": 1}, {"containerID": 0, "hostID": $s, "size": 10}]'
+	set_args true
+	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.gidMappings[1]" "overlaps linux.gidMappings[0]"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
+
+@test "rootless: a device node the host lacks is refused, naming linux.devices" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.devices = [{"path": "/dev/husk-nonexistent", "type": "c", "major": 10, "minor": 200}]'
+	set_args true
+	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.devices[0]" "/dev/husk-nonexistent" "rootless"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
+
+@test "rootless: a host device is bound into the container, not made" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.devices = [{"path": "/dev/full", "type": "c", "major": 1, "minor": 7}]'
+	set_args sh -c 'stat -c "%t:%T" /dev/full; echo x >/dev/full || echo full'
+	run -0 uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = "1:7" ] || fail "/dev/full: $output"
+	assert_contains "$output" full
+}
+
+@test "rootless: a cgroup limit with no writable cgroup is refused, naming the field" {
+	[ -w /sys/fs/cgroup ] || true
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources = {"memory": {"limit": 67108864}}'
+	set_args true
+	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.resources.memory.limit" "rootless"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
+
+@test "rootless: without writable cgroups the container runs and says why it has none (--debug)" {
+	local id
+	id="$(new_id)"
+	set_args true
+	run -0 uhusk --debug run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "no cgroups of its own"
+}
+
+@test "rootless: --rootless takes auto, true or false; anything else is refused" {
+	local id
+	id="$(new_id)"
+	set_args true
+	run -0 uhusk --rootless true run --bundle "$BUNDLE" "$id" </dev/null
+	run -0 uhusk --rootless auto run --bundle "$BUNDLE" "$id" </dev/null
+	run ! uhusk --rootless maybe run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" '--rootless' 'maybe'
+	# false: the user's cgroups are not skipped, so it cannot make them.
+	run ! uhusk --rootless false run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" cgroup
+}
+
+@test "rootless: husk init runs from a sealed copy the container cannot write (CVE-2019-5736)" {
+	local id pid exe
+	id="$(new_id)"
+	set_args true
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "create: $(cat "$TEST_DIR/err")"
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	exe="$(readlink "/proc/$pid/exe")"
+	[[ "$exe" == /memfd:* ]] || fail "husk init runs from $exe"
+	run ! as_user sh -c "echo x >>/proc/$pid/exe"
+	run ! sh -c "echo x >>/proc/$pid/exe"
+	cmp -s "/proc/$pid/exe" "$HUSK_BIN" || fail "the copy differs from $HUSK_BIN"
+}
