@@ -251,3 +251,43 @@ uhusk() {
 	run ! sh -c "echo x >>/proc/$pid/exe"
 	cmp -s "/proc/$pid/exe" "$HUSK_BIN" || fail "the copy differs from $HUSK_BIN"
 }
+
+# podman_user ARGS...: podman as the test user with private storage under
+# its home, the cgroupfs manager (no systemd user session here) and husk.
+podman_user() {
+	as_user env CONTAINERS_STORAGE_CONF="$RL_HOME/storage.conf" \
+		XDG_CONFIG_HOME="$RL_HOME/.config" XDG_DATA_HOME="$RL_HOME/.local/share" \
+		timeout -k 5 180 podman --runtime "$HUSK_BIN" --cgroup-manager cgroupfs --events-backend file "$@"
+}
+
+@test "rootless: podman as the user with --runtime husk: run, exec, stop, rm" {
+	command -v podman >/dev/null || skip "no podman"
+	command -v newuidmap >/dev/null || skip "no newuidmap (apt-get install uidmap)"
+	cat >"$RL_HOME/storage.conf" <<-EOS
+		[storage]
+		driver = "vfs"
+		runroot = "$RL_XDG/containers"
+		graphroot = "$RL_HOME/storage"
+	EOS
+	chown "$RL_USER" "$RL_HOME/storage.conf"
+	tar -C "$BUNDLE/rootfs" -c . >"$TEST_DIR/busybox.tar"
+	chmod 0644 "$TEST_DIR/busybox.tar"
+	run -0 podman_user import "$TEST_DIR/busybox.tar" localhost/husk-busybox
+
+	run -0 podman_user run --rm --network none localhost/husk-busybox sh -c 'id -u; cat /proc/self/uid_map'
+	[ "${lines[0]}" = 0 ] || fail "podman run: $output"
+	# podman's user namespace maps root to the user, the rest to its subuids.
+	assert_contains "$output" "$RL_UID" "$RL_SUB_START"
+
+	run -0 podman_user run -d --name husk-rl --network none localhost/husk-busybox sleep 1000
+	run -0 podman_user exec husk-rl sh -c 'echo exec-ok; id -u'
+	[ "${lines[0]}" = exec-ok ] || fail "podman exec: $output"
+	run -0 podman_user ps --format '{{.Names}} {{.Status}}'
+	assert_contains "$output" "husk-rl Up"
+	run -0 podman_user stop -t 1 husk-rl
+	run -0 podman_user rm husk-rl
+	run -0 podman_user ps -a -q
+	[ -z "$output" ] || fail "podman ps -a after rm: $output"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left in $RL_XDG/husk: $(ls -A "$RL_XDG/husk")"
+	podman_user system reset --force >/dev/null 2>&1 || true
+}
