@@ -291,3 +291,35 @@ podman_user() {
 	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left in $RL_XDG/husk: $(ls -A "$RL_XDG/husk")"
 	podman_user system reset --force >/dev/null 2>&1 || true
 }
+
+@test "rootless: a new network namespace has only loopback (network none)" {
+	local id
+	id="$(new_id)"
+	set_ns network
+	# /proc/net/dev is the netns's own (the rootless /sys is the host's).
+	set_args sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1'
+	run -0 uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(echo $output)" = lo ] || fail "interfaces: $output"
+}
+
+@test "rootless: user and network namespaces of the user's own joined by path" {
+	local id upid
+	id="$(new_id)"
+	as_user unshare -Urn sleep 1000 </dev/null >/dev/null 2>&1 3>&- &
+	track_bg $!
+	for _ in $(seq 100); do
+		upid="$(pgrep -u "$RL_USER" -x sleep | head -1)"
+		[ -n "$upid" ] && [ "$(ns_link "$upid" net)" != "$(ns_link self net)" ] && break
+		sleep 0.05
+	done
+	[ -n "$upid" ] || fail "no unshare'd sleep of $RL_USER"
+	set_ns user "/proc/$upid/ns/user"
+	set_ns network "/proc/$upid/ns/net"
+	update_config 'del(.linux.uidMappings) | del(.linux.gidMappings)'
+	set_args sh -c 'readlink /proc/self/ns/user; readlink /proc/self/ns/net; id -u'
+	run -0 uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = "$(ns_link "$upid" user)" ] || fail "user: ${lines[0]} != $(ns_link "$upid" user)"
+	[ "${lines[1]}" = "$(ns_link "$upid" net)" ] || fail "net: ${lines[1]} != $(ns_link "$upid" net)"
+	[ "${lines[2]}" = 0 ] || fail "uid inside: ${lines[2]}"
+	kill -9 "$upid"
+}
