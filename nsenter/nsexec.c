@@ -324,43 +324,14 @@ static void become_root(const char *where)
 }
 
 /*
- * setns each namespace of mask (user: ~CLONE_NEWUSER means all but user).
- * With defer_eperm, one we may not join yet (EPERM: it belongs to a user
- * namespace we are not in yet) is left for later. Returns what is left.
- */
-static uint32_t join_pass(const struct husk_bootstrap *b, int *fds, uint32_t mask, int defer_eperm)
-{
-	uint32_t left = 0;
-	size_t i;
-
-	for (i = 0; i < b->n_ns; i++) {
-		if (fds[i] < 0 || !(b->ns[i].flag & mask))
-			continue;
-		if (setns(fds[i], b->ns[i].flag) < 0) {
-			if (defer_eperm && errno == EPERM) {
-				left |= b->ns[i].flag;
-				continue;
-			}
-			die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
-		}
-		debugf("joined %s namespace %s", b->ns[i].name, b->ns[i].path);
-		close(fds[i]);
-		fds[i] = -1;
-		if (b->ns[i].flag == CLONE_NEWUSER)
-			become_root("the joined user namespace");
-	}
-	return left;
-}
-
-/*
- * Joins every namespace path. With a user namespace among them, the others
- * go first while we are still privileged where they belong (e.g. the
- * host's netns), and those only its root may join go after it, as runc.
+ * Joins every namespace path in up to three passes: all but user, where an
+ * EPERM is left for later when a user namespace is joined too (the target
+ * may belong to it: runc's order); then the user namespace; then the rest.
  */
 static void join_namespaces(const struct husk_bootstrap *b)
 {
-	int fds[HUSK_MAX_NS], user = 0;
-	uint32_t left;
+	uint32_t pass[3] = {~(uint32_t)CLONE_NEWUSER, CLONE_NEWUSER, 0};
+	int fds[HUSK_MAX_NS], user = 0, p;
 	size_t i;
 
 	for (i = 0; i < b->n_ns; i++) {
@@ -369,10 +340,22 @@ static void join_namespaces(const struct husk_bootstrap *b)
 			die("open %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
 		user |= b->ns[i].flag == CLONE_NEWUSER;
 	}
-	left = join_pass(b, fds, ~(uint32_t)CLONE_NEWUSER, user);
-	join_pass(b, fds, CLONE_NEWUSER, 0);
-	if (left)
-		join_pass(b, fds, left, 0);
+	for (p = 0; p < 3; p++)
+		for (i = 0; i < b->n_ns; i++) {
+			if (fds[i] < 0 || !(b->ns[i].flag & pass[p]))
+				continue;
+			if (setns(fds[i], b->ns[i].flag) < 0) {
+				if (p > 0 || !user || errno != EPERM)
+					die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
+				pass[2] |= b->ns[i].flag;
+				continue;
+			}
+			debugf("joined %s namespace %s", b->ns[i].name, b->ns[i].path);
+			close(fds[i]);
+			fds[i] = -1;
+			if (b->ns[i].flag == CLONE_NEWUSER)
+				become_root("the joined user namespace");
+		}
 }
 
 /* New user namespace: the parent writes our id maps, then we become root. */

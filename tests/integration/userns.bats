@@ -108,3 +108,31 @@ map_userns() {
 	assert_contains "$output" "user"
 	assert_no_container "$id"
 }
+
+@test "--debug: nsexec's steps reach --log in json and in text; without --debug they do not" {
+	requires_userns
+	local id ns log="$TEST_DIR/log.json"
+	ns="$(new_netns)"
+	map_userns
+	set_ns network "/var/run/netns/$ns"
+	set_ns time
+	update_config '.linux.timeOffsets = {"boottime": {"secs": 10}}'
+	set_args true
+
+	id="$(new_id)"
+	run -0 husk --debug --log "$log" --log-format json run --bundle "$BUNDLE" "$id" </dev/null
+	jq -e . "$log" >/dev/null || fail "--log is not JSON lines: $(cat "$log")"
+	local want
+	for want in "nsexec: joined net namespace /var/run/netns/$ns" "nsexec: made user namespace" \
+		"nsexec: made mnt,uts,ipc,pid,time namespaces" "nsexec: time offsets set: boottime 10 0" "nsexec: forked init, pid"; do
+		jq -r 'select(.level == "debug") | .msg' "$log" | grep -qF -- "$want" || fail "no debug record '$want' in: $(cat "$log")"
+	done
+
+	id="$(new_id)"
+	run -0 husk --debug --log "$TEST_DIR/log.txt" --log-format text run --bundle "$BUNDLE" "$id" </dev/null
+	grep -q 'level=debug msg="init: nsexec: made user namespace' "$TEST_DIR/log.txt" || fail "text log: $(cat "$TEST_DIR/log.txt")"
+
+	id="$(new_id)"
+	run -0 husk --log "$TEST_DIR/log.quiet" --log-format json run --bundle "$BUNDLE" "$id" </dev/null
+	! grep -q nsexec "$TEST_DIR/log.quiet" 2>/dev/null || fail "nsexec lines without --debug: $(cat "$TEST_DIR/log.quiet")"
+}
