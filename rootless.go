@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
+	"slices"
 
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
@@ -38,6 +40,9 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 	if spec.Linux != nil {
 		r.LimitField = rootless.FirstLimit(spec.Linux.Resources)
 		r.CgroupsPath = spec.Linux.CgroupsPath
+		if caller.EUID != 0 && !slices.ContainsFunc(spec.Linux.Namespaces, isUserNS) {
+			return r, errors.New(`linux.namespaces: a user without root needs a "user" namespace (new, or joined by path) to make the others`)
+		}
 		if caller.Unprivileged() {
 			if err := rootless.CheckDevices(spec.Linux.Devices, unix.Stat); err != nil {
 				return r, err
@@ -46,3 +51,5 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 	}
 	return r, nil
 }
+
+func isUserNS(ns specs.LinuxNamespace) bool { return ns.Type == specs.UserNamespace }

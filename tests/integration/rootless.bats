@@ -323,3 +323,30 @@ podman_user() {
 	[ "${lines[2]}" = 0 ] || fail "uid inside: ${lines[2]}"
 	kill -9 "$upid"
 }
+
+@test "rootless: exec into the user's container joins its namespaces; ps and pause say why they cannot" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "create: $(cat "$TEST_DIR/err")"
+	uhusk start "$id" </dev/null 3>&- || fail "start"
+	run -0 uhusk exec "$id" sh -c 'id -u; echo $$; readlink /proc/1/exe'
+	[ "${lines[0]}" = 0 ] || fail "exec uid: $output"
+	[ "${lines[1]}" != 1 ] || fail "exec is pid 1: $output"
+	[ "${lines[2]}" = /bin/busybox ] || fail "pid 1 of the exec's pid ns: $output"
+	run ! uhusk pause "$id"
+	assert_contains "$output" "no cgroups"
+	run -0 uhusk kill --all "$id" KILL
+	run -0 uhusk delete --force "$id"
+}
+
+@test "rootless: a spec without a user namespace is refused, naming the field" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "user")] | del(.linux.uidMappings) | del(.linux.gidMappings)'
+	set_args true
+	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.namespaces" "\"user\" namespace"
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
