@@ -121,7 +121,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		fifoPath:     fifo,
 		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved:    o.ExtraFiles,
-		join:         func(pid int) error { return joinCgroups(cg, o.Config, pid) },
+		join:         func(pid int) error { return o.Rootless.joinCgroups(cg, o.Config, pid) },
 		runtimeHooks: c.runCreateRuntimeHooks,
 	})
 	if pid > 0 {

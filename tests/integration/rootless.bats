@@ -60,6 +60,13 @@ teardown() {
 		left="$(ls -A "$RL_XDG/husk" | tr '\n' ' ')"
 		rm -rf "${RL_XDG:?}/husk/"*
 	fi
+	# Delegated cgroup parents a failed test left (after delete --force
+	# above removed the containers' own).
+	local d
+	for d in $(cat "$TEST_DIR/deleg" 2>/dev/null); do
+		find "$d" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+		rmdir "$d" 2>/dev/null || true
+	done
 	teardown_husk || return 1
 	[ -z "$left" ] || fail "left in $RL_XDG/husk: $left"
 }
@@ -349,4 +356,36 @@ podman_user() {
 	run ! uhusk run --bundle "$BUNDLE" "$id" </dev/null
 	assert_contains "$output" "linux.namespaces" "\"user\" namespace"
 	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
+
+@test "rootless: cgroups delegated to the user (chowned by root) are used, limits applied, removed on delete" {
+	local id pid parent="huskrl-deleg-$$-$RANDOM" d hier=()
+	id="$(new_id)"
+	# Every hierarchy husk would use: the v1 controllers and the unified one.
+	for d in /sys/fs/cgroup/*/; do
+		d="${d%/}"
+		[ -e "$d/cgroup.procs" ] || continue
+		mkdir "$d/$parent"
+		hier+=("$d/$parent")
+		if [ -e "$d/cpuset.cpus" ]; then
+			cat "$d/cpuset.cpus" >"$d/$parent/cpuset.cpus"
+			cat "$d/cpuset.mems" >"$d/$parent/cpuset.mems"
+		fi
+		chown -R "$RL_USER" "$d/$parent"
+	done
+	echo "${hier[*]}" >"$TEST_DIR/deleg"
+	update_config --arg p "/$parent/$id" '.linux.cgroupsPath = $p | .linux.resources = {"memory": {"limit": 67108864}, "pids": {"limit": 50}}'
+	set_args sleep 100
+	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || {
+		rmdir "${hier[@]}" 2>/dev/null
+		fail "create: $(cat "$TEST_DIR/err")"
+	}
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	local mem=/sys/fs/cgroup/memory/$parent/$id
+	grep -qx "$pid" "$mem/cgroup.procs" || fail "init $pid not in $mem: $(cat "$mem/cgroup.procs")"
+	[ "$(cat "$mem/memory.limit_in_bytes")" = 67108864 ] || fail "memory limit: $(cat "$mem/memory.limit_in_bytes")"
+	[ "$(cat "/sys/fs/cgroup/pids/$parent/$id/pids.max")" = 50 ] || fail "pids.max: $(cat "/sys/fs/cgroup/pids/$parent/$id/pids.max")"
+	run -0 uhusk delete --force "$id"
+	[ ! -e "$mem" ] || fail "$mem left after delete"
+	rmdir "${hier[@]}" || fail "a delegated parent is not empty"
 }
