@@ -25,6 +25,12 @@ setup_file() {
 	export RL_UID RL_GID
 	RL_UID="$(id -u "$RL_USER")"
 	RL_GID="$(id -g "$RL_USER")"
+	# The user runs its own copy of husk: the repository may sit under a
+	# directory only root can walk (/root in CI).
+	export RL_BIN="$RL_HOME/bin/husk"
+	mkdir -p "$RL_HOME/bin"
+	cp "$HUSK_BIN" "$RL_BIN"
+	chmod 0755 "$RL_HOME" "$RL_HOME/bin" "$RL_BIN"
 	export RL_XDG="/run/user/$RL_UID"
 	mkdir -p "$RL_XDG"
 	chown "$RL_USER:$RL_USER" "$RL_XDG"
@@ -33,7 +39,10 @@ setup_file() {
 
 teardown_file() {
 	[ -n "${RL_USER:-}" ] || return 0
-	pkill -KILL -u "$RL_USER" 2>/dev/null || true
+	# Whatever the user still runs (podman's pause process): only this
+	# file's user, created above, owns them.
+	local p
+	for p in $(pgrep -u "$RL_USER"); do kill -KILL "$p" 2>/dev/null || true; done
 	sleep 0.2
 	usermod --del-subuids "$RL_SUB_START-$((RL_SUB_START + 65535))" \
 		--del-subgids "$RL_SUB_START-$((RL_SUB_START + 65535))" "$RL_USER" 2>/dev/null || true
@@ -79,14 +88,14 @@ as_user() {
 
 # uhusk ARGS...: husk as the test user, with its default --root.
 uhusk() {
-	as_user timeout -k 5 "$HUSK_TIMEOUT" "$HUSK_BIN" "$@"
+	as_user timeout -k 5 "$HUSK_TIMEOUT" "$RL_BIN" "$@"
 }
 
 @test "rootless: spec --rootless is runc's rootless spec (namespaces, mappings, mounts, no resources)" {
 	local d="$TEST_DIR/cmp"
 	mkdir -p "$d/husk" "$d/runc"
 	chown -R "$RL_USER" "$d"
-	as_user sh -c "cd '$d/husk' && '$HUSK_BIN' spec --rootless" || fail "husk spec --rootless"
+	as_user sh -c "cd '$d/husk' && '$RL_BIN' spec --rootless" || fail "husk spec --rootless"
 	as_user sh -c "cd '$d/runc' && /usr/sbin/runc spec --rootless" || fail "runc spec --rootless"
 	local f
 	for f in '.linux.namespaces' '.linux.uidMappings' '.linux.gidMappings' '.mounts' '.linux.resources'; do
@@ -108,7 +117,7 @@ uhusk() {
 
 	id="$(new_id)"
 	set_args sleep 100
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
 		fail "create: $(cat "$TEST_DIR/err")"
 	[ -d "$RL_XDG/husk/$id" ] || fail "no state in $RL_XDG/husk/$id"
 	uhusk start "$id" </dev/null 3>&- || fail "start"
@@ -126,7 +135,7 @@ uhusk() {
 	mine="$(new_id)"
 	roots="$(new_id)"
 	set_args sleep 100
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$mine" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$mine" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
 		fail "create as user: $(cat "$TEST_DIR/err")"
 
 	# root's container, in root's default place and in the test's root.
@@ -159,7 +168,7 @@ uhusk() {
 		| .linux.gidMappings = [{"containerID": 0, "hostID": $g, "size": 1}, {"containerID": 1, "hostID": $s, "size": 65536}]
 		| .process.user = {"uid": 1000, "gid": 1000}'
 	set_args sh -c 'id -u; cat /proc/self/uid_map | wc -l; sleep 100'
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- ||
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- ||
 		fail "create: $(cat "$TEST_DIR/err")"
 	uhusk start "$id" </dev/null 3>&- || fail "start"
 	pid="$(uhusk state "$id" | jq -r .pid)"
@@ -249,14 +258,14 @@ uhusk() {
 	local id pid exe
 	id="$(new_id)"
 	set_args true
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
 		fail "create: $(cat "$TEST_DIR/err")"
 	pid="$(uhusk state "$id" | jq -r .pid)"
 	exe="$(readlink "/proc/$pid/exe")"
 	[[ "$exe" == /memfd:* ]] || fail "husk init runs from $exe"
 	run ! as_user sh -c "echo x >>/proc/$pid/exe"
 	run ! sh -c "echo x >>/proc/$pid/exe"
-	cmp -s "/proc/$pid/exe" "$HUSK_BIN" || fail "the copy differs from $HUSK_BIN"
+	cmp -s "/proc/$pid/exe" "$RL_BIN" || fail "the copy differs from $RL_BIN"
 }
 
 # podman_user ARGS...: podman as the test user with private storage under
@@ -264,7 +273,7 @@ uhusk() {
 podman_user() {
 	as_user env CONTAINERS_STORAGE_CONF="$RL_HOME/storage.conf" \
 		XDG_CONFIG_HOME="$RL_HOME/.config" XDG_DATA_HOME="$RL_HOME/.local/share" \
-		timeout -k 5 180 podman --runtime "$HUSK_BIN" --cgroup-manager cgroupfs --events-backend file "$@"
+		timeout -k 5 180 podman --runtime "$RL_BIN" --cgroup-manager cgroupfs --events-backend file "$@"
 }
 
 @test "rootless: podman as the user with --runtime husk: run, exec, stop, rm" {
@@ -335,7 +344,7 @@ podman_user() {
 	local id
 	id="$(new_id)"
 	set_args sleep 100
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
 		fail "create: $(cat "$TEST_DIR/err")"
 	uhusk start "$id" </dev/null 3>&- || fail "start"
 	run -0 uhusk exec "$id" sh -c 'id -u; echo $$; readlink /proc/1/exe'
@@ -376,7 +385,7 @@ podman_user() {
 	echo "${hier[*]}" >"$TEST_DIR/deleg"
 	update_config --arg p "/$parent/$id" '.linux.cgroupsPath = $p | .linux.resources = {"memory": {"limit": 67108864}, "pids": {"limit": 50}}'
 	set_args sleep 100
-	as_user "$HUSK_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || {
+	as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || {
 		rmdir "${hier[@]}" 2>/dev/null
 		fail "create: $(cat "$TEST_DIR/err")"
 	}
