@@ -47,6 +47,9 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
+	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
+		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
+	}
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
@@ -83,26 +86,31 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
 	}
+	cfg := o.Config
 	if network != nil {
-		if err := c.attachNetwork(o.Config, network, o.CNI); err != nil {
+		netns, err := c.attachNetwork(network, o.CNI)
+		if err != nil {
 			return err
 		}
+		cfg = withNetns(cfg, netns)
 	}
 	c.State = &State{
-		OCIVersion:  o.Config.OCIVersion,
+		OCIVersion:  cfg.OCIVersion,
 		ID:          o.ID,
 		Bundle:      o.Bundle,
-		Rootfs:      o.Config.Rootfs,
+		Rootfs:      cfg.Rootfs,
 		Created:     time.Now().UTC(),
 		Owner:       ownerName(),
-		Annotations: o.Config.Annotations,
-		Config:      o.Config,
+		Annotations: cfg.Annotations,
+		Config:      cfg,
 	}
-	maps, err := o.Rootless.mapWriter(o.Config)
+	maps, err := o.Rootless.mapWriter(cfg)
 	if err != nil {
 		return err
 	}
-	cg, err := o.Rootless.cgroups(o.Config, o.ID)
+	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
+	c.State.Config = cfg
+	cg, err := o.Rootless.cgroups(cfg, o.ID)
 	if err != nil {
 		return err
 	}
@@ -115,13 +123,13 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		return err
 	}
 	pid, err := startInit(&initRequest{
-		cfg:          o.Config,
-		msg:          bootstrapMessage(o.Config),
+		cfg:          cfg,
+		msg:          bootstrapMessage(cfg),
 		maps:         maps,
 		fifoPath:     fifo,
 		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved:    o.ExtraFiles,
-		join:         func(pid int) error { return o.Rootless.joinCgroups(cg, o.Config, pid) },
+		join:         func(pid int) error { return o.Rootless.joinCgroups(cg, cfg, pid) },
 		runtimeHooks: c.runCreateRuntimeHooks,
 	})
 	if pid > 0 {
@@ -132,7 +140,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
 	}
-	if err := moveNetDevices(o.Config, pid); err != nil {
+	if err := moveNetDevices(cfg, pid); err != nil {
 		return err
 	}
 	if err := saveState(c.dir, c.State); err != nil {

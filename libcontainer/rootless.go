@@ -65,18 +65,29 @@ func (r Rootless) mapWriter(cfg *configs.Config) (*rootless.MapWriter, error) {
 	return w, nil
 }
 
+// withDelegatedCgroup is cfg with its cgroups placed in the caller's
+// delegated cgroup v2 subtree (DELEGATION/husk/ID), for a rootless
+// container that names no cgroupsPath on a v2 host; else cfg itself.
+func (r Rootless) withDelegatedCgroup(cfg *configs.Config, id string) *configs.Config {
+	if !r.Cgroups || r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2 {
+		return cfg
+	}
+	top := delegatedSubtree()
+	if top == "" {
+		return cfg
+	}
+	logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
+	cg := *cfg.CgroupConfig()
+	cg.Path = path.Join(top, "husk", id)
+	out := *cfg
+	out.Cgroup = &cg
+	return &out
+}
+
 // cgroups makes the manager of the container's cgroups, or nil when a
 // rootless container runs without: there is nowhere it may write, and
 // it asked for no limit and no cgroupsPath.
 func (r Rootless) cgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
-	if r.Cgroups && r.CgroupsPath == "" && cgroup.HostLayout() == cgroup.V2 {
-		if top := delegatedSubtree(); top != "" {
-			cg := *cfg.CgroupConfig()
-			cg.Path = path.Join(top, "husk", id)
-			cfg.Cgroup = &cg
-			logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
-		}
-	}
 	m, err := newCgroups(cfg, id)
 	if err != nil || !r.Cgroups {
 		return m, err
