@@ -398,3 +398,31 @@ podman_user() {
 	[ ! -e "$mem" ] || fail "$mem left after delete"
 	rmdir "${hier[@]}" || fail "a delegated parent is not empty"
 }
+
+@test "rootless: cgroup v2 with a delegated subtree: the container's cgroup is made in it, with its limits" {
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] ||
+		skip "needs a pure cgroup v2 host (/sys/fs/cgroup here is $(stat -fc %T /sys/fs/cgroup)); the VM lane has one"
+	grep -qw pids /sys/fs/cgroup/cgroup.subtree_control || skip "the root cgroup does not enable pids for its children"
+	local top="/sys/fs/cgroup/huskrl-deleg-$$-$RANDOM" id pid
+	id="$(new_id)"
+	mkdir "$top" "$top/caller"
+	echo "$top" >"$TEST_DIR/deleg"
+	# Delegated as systemd's Delegate=yes does: the directory and the files
+	# that move processes and enable controllers belong to the user.
+	echo +pids >"$top/cgroup.subtree_control"
+	chown "$RL_USER" "$top" "$top/cgroup.procs" "$top/cgroup.subtree_control" "$top/cgroup.threads" \
+		"$top/caller" "$top/caller/cgroup.procs"
+	update_config '.linux.resources = {"pids": {"limit": 50}}'
+	set_args sleep 100
+	# The user's husk starts from a process inside the delegated subtree.
+	(
+		echo "$BASHPID" >"$top/caller/cgroup.procs"
+		as_user "$RL_BIN" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&-
+	) || fail "create: $(cat "$TEST_DIR/err")"
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	local cg="$top/husk/$id"
+	grep -qx "$pid" "$cg/cgroup.procs" || fail "init $pid is not in $cg: $(cat "/proc/$pid/cgroup")"
+	[ "$(cat "$cg/pids.max")" = 50 ] || fail "pids.max: $(cat "$cg/pids.max")"
+	run -0 uhusk delete --force "$id"
+	[ ! -e "$cg" ] || fail "$cg left after delete"
+}
