@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v3"
 )
 
@@ -22,6 +24,11 @@ var specCommand = &cli.Command{
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		spec := specconv.Example()
+		if cgroup.HostLayout() == cgroup.V2 {
+			// As runc's spec: on a pure v2 host a container sees its own
+			// cgroup as the root of /sys/fs/cgroup.
+			spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+		}
 		if cmd.Bool("rootless") {
 			specconv.ToRootless(spec, uint32(os.Geteuid()), uint32(os.Getegid()))
 		}
