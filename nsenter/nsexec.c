@@ -3,13 +3,16 @@
  * (constructor in nsenter.go); a no-op unless _HUSK_INITPIPE is set. On that
  * socket (protocol: libcontainer/bootstrap/protocol.go) it reads the
  * bootstrap message, writes oom_score_adj, opens every namespace path and
- * then setns each in order, unshares a user namespace (the parent writes its
- * id maps) and then the others, and forks: the first process sends the
+ * then setns each (a joined user namespace between the others: see
+ * join_namespaces), unshares a user namespace (the parent writes its id
+ * maps) and then the others, and forks: the first process sends the
  * child's pid and exits, the child returns into Go. fork(2), never a raw
  * clone(2): Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
- * (stderr if that fails) and exits 1. The message's parser is parse.c.
+ * (stderr if that fails) and exits 1. Each step is logged by debugf to the
+ * log pipe, which the parent re-logs under --debug. The message's parser
+ * is parse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
