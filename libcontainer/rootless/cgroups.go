@@ -155,6 +155,3 @@ func Delegation(mount, own string, writable func(string) bool) string {
 	}
 	return top
 }
-
-// WritableFile is writable for a file: the caller may open it for writing.
-func WritableFile(p string) bool { return unix.Access(p, unix.W_OK) == nil }
