@@ -14,7 +14,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Debian packages the integration suites need; `make test` installs the
 # missing ones (a no-op in CI, where .ci/run has installed them).
-TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins
+TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins uidmap passwd
 
 # The client suites (tests/clients) also need these; `make clients`
 # installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the

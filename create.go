@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer"
@@ -46,12 +47,16 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	bundle, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
+	bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:  cmd.Bool("no-pivot"),
 		NoNewKeyring: cmd.Bool("no-new-keyring"),
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	rl, err := rootlessOptions(cmd, spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config.json: %w", err)
 	}
 	cfg.ID, cfg.Bundle = id, bundle
 	if cmd.Bool("tty") {
@@ -73,6 +78,7 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		Stderr:     os.Stderr,
 		ExtraFiles: extra,
 		CNI:        cniOptions(cmd),
+		Rootless:   rl,
 	})
 	if err != nil {
 		tty.close()

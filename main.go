@@ -50,15 +50,21 @@ func main() {
 		Usage:   "an OCI container runtime (runc's command line)",
 		Version: version,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "root", Value: "/run/husk", Usage: "directory for container state"},
+			&cli.StringFlag{Name: "root", Value: "/run/husk", Usage: "directory for container state (default for a user without root: $XDG_RUNTIME_DIR/husk)"},
 			&cli.StringFlag{Name: "log", Usage: "log file (default: stderr)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver (not available)"},
-			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "ignored; accepted for runc compatibility"},
+			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "handle cgroups the rootless way (made where writable, skipped otherwise): true, false or auto (when not root)"},
 			&cli.StringFlag{Name: "criu", Usage: "ignored; husk has no checkpoint/restore"},
 		}, cniFlags...),
-		Before: setupLogging,
+		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+			ctx, err := setupLogging(ctx, cmd)
+			if err != nil {
+				return ctx, err
+			}
+			return setupRootless(ctx, cmd)
+		},
 		Commands: []*cli.Command{
 			createCommand, startCommand, runCommand, stateCommand, killCommand,
 			deleteCommand, listCommand, specCommand, initCommand,

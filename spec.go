@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v3"
 )
 
@@ -18,14 +20,20 @@ var specCommand = &cli.Command{
 	Usage: "write a default config.json into the bundle",
 	Flags: []cli.Flag{
 		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Value: ".", Usage: "bundle directory"},
-		&cli.BoolFlag{Name: "rootless", Usage: "a spec for a rootless container (not supported yet)"},
+		&cli.BoolFlag{Name: "rootless", Usage: "a spec for a container of a user without root (runc's rootless spec)"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		if err := notSupported(cmd, "rootless"); err != nil {
-			return err
+		spec := specconv.Example()
+		if cgroup.HostLayout() == cgroup.V2 {
+			// As runc's spec: on a pure v2 host a container sees its own
+			// cgroup as the root of /sys/fs/cgroup.
+			spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+		}
+		if cmd.Bool("rootless") {
+			specconv.ToRootless(spec, uint32(os.Geteuid()), uint32(os.Getegid()))
 		}
 		path := filepath.Join(cmd.String("bundle"), "config.json")
-		data, err := json.MarshalIndent(specconv.Example(), "", "\t")
+		data, err := json.MarshalIndent(spec, "", "\t")
 		if err != nil {
 			return err
 		}

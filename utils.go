@@ -8,6 +8,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
@@ -45,28 +46,28 @@ func withContainer(cmd *cli.Command, do func(*libcontainer.Container) error) err
 
 // loadBundle reads BUNDLE/config.json and converts it; every error is
 // prefixed "config.json: " and names the field.
-func loadBundle(bundle string, opts specconv.Options) (string, *configs.Config, error) {
+func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *configs.Config, error) {
 	abs, err := filepath.Abs(bundle)
 	if err != nil {
-		return "", nil, fmt.Errorf("--bundle %q: %w", bundle, err)
+		return "", nil, nil, fmt.Errorf("--bundle %q: %w", bundle, err)
 	}
 	data, err := os.ReadFile(filepath.Join(abs, "config.json"))
 	if err != nil {
-		return "", nil, fmt.Errorf("bundle %s: %w", abs, err)
+		return "", nil, nil, fmt.Errorf("bundle %s: %w", abs, err)
 	}
 	spec, err := specconv.Parse(data)
 	if err != nil {
-		return "", nil, fmt.Errorf("config.json: %w", err)
+		return "", nil, nil, fmt.Errorf("config.json: %w", err)
 	}
 	opts.Bundle = abs
 	cfg, warnings, err := specconv.Convert(spec, opts)
 	if err != nil {
-		return "", nil, fmt.Errorf("config.json: %w", err)
+		return "", nil, nil, fmt.Errorf("config.json: %w", err)
 	}
 	for _, w := range warnings {
 		logrus.Warn("config.json: " + w)
 	}
-	return abs, cfg, nil
+	return abs, spec, cfg, nil
 }
 
 // notSupported refuses a flag husk does not implement yet, so no caller

@@ -18,6 +18,10 @@ import (
 func huskBinaryView() (path string, release func(), err error) {
 	fd, err := unix.OpenTree(unix.AT_FDCWD, "/proc/self/exe", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
+		if err == unix.EPERM {
+			logrus.Debug("open_tree not permitted: husk init runs from a sealed memfd copy of the binary")
+			return sealedExeCopy()
+		}
 		if err == unix.ENOSYS {
 			logrus.Warn("open_tree is not available: husk init runs from /proc/self/exe without CVE-2019-5736 protection")
 			return "/proc/self/exe", func() {}, nil
@@ -34,5 +38,6 @@ func huskBinaryView() (path string, release func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("dup husk binary view: %w", err)
 	}
+	logrus.Debug("husk init runs from a detached read-only view of the binary (open_tree)")
 	return fmt.Sprintf("/proc/self/fd/%d", high), func() { unix.Close(high) }, nil
 }

@@ -33,6 +33,9 @@ func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 // limits: the step startInit takes between starting `husk init` and
 // sending it the bootstrap message.
 func joinCgroups(m *cgroup.Manager, cfg *configs.Config, pid int) error {
+	if m == nil {
+		return nil // a rootless container without cgroups
+	}
 	if err := m.Apply(pid); err != nil {
 		return err
 	}
@@ -135,6 +138,9 @@ func (c *Container) Pids() ([]int, error) {
 // SignalAll sends sig to every process in the container's cgroups (kill
 // --all). A stopped container whose cgroups are gone has none: no error.
 func (c *Container) SignalAll(sig unix.Signal) error {
+	if len(c.State.CgroupPaths) == 0 {
+		return c.signalInitOnly(sig)
+	}
 	m, err := c.cgroups()
 	if err != nil {
 		return err
@@ -167,6 +173,9 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 // JoinCgroups moves pid (a process exec'd into the container) into the
 // container's cgroups.
 func (c *Container) JoinCgroups(pid int) error {
+	if len(c.State.CgroupPaths) == 0 {
+		return nil // a rootless container without cgroups
+	}
 	m, err := c.cgroups()
 	if err != nil {
 		return err

@@ -31,6 +31,8 @@ type CreateOpts struct {
 	// CNI says where network lists and plugins are, for a container whose
 	// annotations ask for a CNI network.
 	CNI cni.Options
+	// Rootless is what changes for a caller without root.
+	Rootless Rootless
 }
 
 // Create builds the container up to the point where its init waits on
@@ -104,11 +106,19 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		Annotations: cfg.Annotations,
 		Config:      cfg,
 	}
-	cg, err := newCgroups(cfg, o.ID)
+	maps, err := o.Rootless.mapWriter(cfg)
 	if err != nil {
 		return err
 	}
-	c.State.CgroupPaths = cg.Paths()
+	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
+	c.State.Config = cfg
+	cg, err := o.Rootless.cgroups(cfg, o.ID)
+	if err != nil {
+		return err
+	}
+	if cg != nil {
+		c.State.CgroupPaths = cg.Paths()
+	}
 	// Saved before anything joins the cgroups: if husk dies mid-create,
 	// delete --force finds them here.
 	if err := saveState(c.dir, c.State); err != nil {
@@ -118,10 +128,11 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	pid, err := startInit(&initRequest{
 		cfg:          cfg,
 		msg:          bootstrapMessage(cfg),
+		maps:         maps,
 		fifoPath:     fifo,
 		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved:    o.ExtraFiles,
-		join:         func(pid int) error { return joinCgroups(cg, cfg, pid) },
+		join:         func(pid int) error { return o.Rootless.joinCgroups(cg, cfg, pid) },
 		runtimeHooks: c.runCreateRuntimeHooks,
 	})
 	if pid > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +19,7 @@ import (
 // reports the pid of the forked init (steps 1-4 of the protocol table in
 // package bootstrap). Every error is the one the user reads: nsexec's own
 // text, or what the parent saw go wrong.
-func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
+func runNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
 	if _, err := sock.Write(msg.Encode()); err != nil {
 		return 0, initGone("nsexec", fmt.Errorf("send bootstrap message: %w", err))
 	}
@@ -33,9 +34,13 @@ func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			if err := writeIDMaps(pid, msg); err != nil {
+			if maps == nil {
+				return 0, errors.New("nsexec asked for id maps, but no user namespace was to be made")
+			}
+			if err := maps.Write(pid); err != nil {
 				return 0, err
 			}
+			logrus.Debugf("wrote the id maps of pid %d (newuidmap/newgidmap: %v): uid %q gid %q", pid, maps.Helper, msg.UIDMap, msg.GIDMap)
 			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
 				return 0, initGone("nsexec", err)
 			}
@@ -69,18 +74,6 @@ func reported(stage string, payload []byte) error {
 // unexpected is the error for a message stage should not send now.
 func unexpected(stage string, t bootstrap.SyncType) error {
 	return fmt.Errorf("%s sent an unexpected %s message (is husk init the same version as husk?)", stage, t)
-}
-
-// writeIDMaps writes a new user namespace's maps for nsexec, which cannot
-// write them itself from inside the namespace.
-func writeIDMaps(pid int, msg *bootstrap.Message) error {
-	for _, f := range []struct{ name, data string }{{"uid_map", msg.UIDMap}, {"gid_map", msg.GIDMap}} {
-		path := fmt.Sprintf("/proc/%d/%s", pid, f.name)
-		if err := os.WriteFile(path, []byte(f.data), 0); err != nil {
-			return fmt.Errorf("write %s %q: %w", path, f.data, err)
-		}
-	}
-	return nil
 }
 
 // configureInit sends the config to the Go init (pid) and waits for

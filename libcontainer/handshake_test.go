@@ -12,6 +12,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"golang.org/x/sys/unix"
 )
 
@@ -178,6 +179,10 @@ func TestRunNsexec(t *testing.T) {
 			p.readBootstrap()
 			p.sendHeader(bootstrap.SyncError, 1<<30, nil)
 		}, 0, "nsexec: sync frame ERROR: payload of 1073741824 bytes is too large"},
+		{"asks for id maps without a user namespace to make", plain, func(p *peer, _ int) {
+			p.readBootstrap()
+			p.send(bootstrap.SyncUsermapPls, bootstrap.PidPayload(1))
+		}, 0, "nsexec asked for id maps, but no user namespace was to be made"},
 		{"sends a bad pid", plain, func(p *peer, _ int) {
 			p.readBootstrap()
 			p.send(bootstrap.SyncPid, []byte{1, 2})
@@ -185,9 +190,10 @@ func TestRunNsexec(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, userns := tc.msg, 0
+			var maps *rootless.MapWriter
 			if msg == nil {
 				userns = newUserns(t)
-				msg = &bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER, UIDMap: "0 0 1\n", GIDMap: "0 0 1\n"}
+				msg, maps = rootMaps()
 			}
 			sock, p := handshakePair(t)
 			type result struct {
@@ -195,7 +201,7 @@ func TestRunNsexec(t *testing.T) {
 				err error
 			}
 			got := run(p, func(p *peer) { tc.script(p, userns) }, func() result {
-				pid, err := runNsexec(sock, msg)
+				pid, err := runNsexec(sock, msg, maps)
 				return result{pid, err}
 			})
 			checkErr(t, got.err, tc.wantErr)
@@ -210,7 +216,7 @@ func TestRunNsexec(t *testing.T) {
 // answers USERMAP_ACK, and takes the pid.
 func TestRunNsexecWritesIDMaps(t *testing.T) {
 	userns := newUserns(t)
-	msg := &bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER, UIDMap: "0 0 1\n", GIDMap: "0 0 1\n"}
+	msg, maps := rootMaps()
 	sock, p := handshakePair(t)
 	type result struct {
 		pid int
@@ -228,7 +234,7 @@ func TestRunNsexecWritesIDMaps(t *testing.T) {
 		}
 		p.send(bootstrap.SyncPid, bootstrap.PidPayload(777))
 	}, func() result {
-		pid, err := runNsexec(sock, msg)
+		pid, err := runNsexec(sock, msg, maps)
 		return result{pid, err}
 	})
 	if got.err != nil || got.pid != 777 {
@@ -348,4 +354,12 @@ func checkErr(t *testing.T, err error, want string) {
 	case want != "" && (err == nil || err.Error() != want):
 		t.Errorf("error %v, want %q", err, want)
 	}
+}
+
+// rootMaps is a new user namespace mapping root to root, as the message
+// and as the parent's map writer.
+func rootMaps() (*bootstrap.Message, *rootless.MapWriter) {
+	one := []configs.IDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	return &bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER, UIDMap: "0 0 1\n", GIDMap: "0 0 1\n"},
+		&rootless.MapWriter{UID: one, GID: one}
 }

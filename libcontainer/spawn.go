@@ -10,14 +10,17 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"golang.org/x/sys/unix"
 )
 
 // initRequest is what startInit needs to start one `husk init`.
 type initRequest struct {
-	cfg  *configs.Config    // the container's, or an exec's (see execConfig)
-	msg  *bootstrap.Message // namespaces and early settings for nsexec
-	exec bool               // a process exec'd into a running container
+	cfg *configs.Config    // the container's, or an exec's (see execConfig)
+	msg *bootstrap.Message // namespaces and early settings for nsexec
+	// maps writes a new user namespace's id maps (nil: none is made).
+	maps *rootless.MapWriter
+	exec bool // a process exec'd into a running container
 	// fifoPath is the container's exec.fifo (create only): init blocks
 	// opening it until `start`.
 	fifoPath string
@@ -99,7 +102,7 @@ func startInit(r *initRequest) (int, error) {
 		return 0, err
 	}
 	trace.Mark("cgroups")
-	pid, err := runNsexec(sock, r.msg)
+	pid, err := runNsexec(sock, r.msg, r.maps)
 	trace.Mark("nsexec")
 	if err != nil {
 		// nsexec may be blocked waiting for an answer that will not come.

@@ -3,13 +3,16 @@
  * (constructor in nsenter.go); a no-op unless _HUSK_INITPIPE is set. On that
  * socket (protocol: libcontainer/bootstrap/protocol.go) it reads the
  * bootstrap message, writes oom_score_adj, opens every namespace path and
- * then setns each in order, unshares a user namespace (the parent writes its
- * id maps) and then the others, and forks: the first process sends the
+ * then setns each (a joined user namespace between the others: see
+ * join_namespaces), unshares a user namespace (the parent writes its id
+ * maps) and then the others, and forks: the first process sends the
  * child's pid and exits, the child returns into Go. fork(2), never a raw
  * clone(2): Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
- * (stderr if that fails) and exits 1. The message's parser is parse.c.
+ * (stderr if that fails) and exits 1. Each step is logged by debugf to the
+ * log pipe, which the parent re-logs under --debug. The message's parser
+ * is parse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +74,32 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 	if (send_frame(HUSK_SYNC_ERROR, msg, strlen(msg)) < 0)
 		dprintf(STDERR_FILENO, "%s\n", msg);
 	_exit(1);
+}
+
+/*
+ * debugf: one step, as a JSON line {"level":"debug","msg":"nsexec: ..."} on
+ * the log pipe; the parent re-logs it to --log in --log-format when --debug.
+ */
+static void __attribute__((format(printf, 1, 2))) debugf(const char *fmt, ...)
+{
+	char msg[512], line[1200] = "{\"level\":\"debug\",\"msg\":\"nsexec: ";
+	const char *env = getenv(HUSK_ENV_LOGPIPE);
+	size_t n = strlen(line);
+	va_list ap;
+
+	if (!env)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *c = msg; *c && n < sizeof(line) - 8; c++) {
+		if (*c == '"' || *c == '\\')
+			line[n++] = '\\';
+		line[n++] = (unsigned char)*c < ' ' ? ' ' : *c;
+	}
+	memcpy(line + n, "\"}\n", 4);
+	if (write(atoi(env), line, n + 3) < 0)
+		return; /* best effort */
 }
 
 static void read_or_die(void *buf, size_t n, const char *what)
@@ -141,23 +170,39 @@ static void become_root(const char *where)
 		die("setresuid 0 in %s: %s", where, strerror(errno));
 }
 
+/*
+ * Joins every namespace path in up to three passes: all but user, where an
+ * EPERM is left for later when a user namespace is joined too (the target
+ * may belong to it: runc's order); then the user namespace; then the rest.
+ */
 static void join_namespaces(const struct husk_bootstrap *b)
 {
-	int fds[HUSK_MAX_NS];
+	uint32_t pass[3] = {~(uint32_t)CLONE_NEWUSER, CLONE_NEWUSER, 0};
+	int fds[HUSK_MAX_NS], user = 0, p;
 	size_t i;
 
 	for (i = 0; i < b->n_ns; i++) {
 		fds[i] = open(b->ns[i].path, O_RDONLY | O_CLOEXEC);
 		if (fds[i] < 0)
 			die("open %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
+		user |= b->ns[i].flag == CLONE_NEWUSER;
 	}
-	for (i = 0; i < b->n_ns; i++) {
-		if (setns(fds[i], b->ns[i].flag) < 0)
-			die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
-		close(fds[i]);
-		if (b->ns[i].flag == CLONE_NEWUSER)
-			become_root("the joined user namespace");
-	}
+	for (p = 0; p < 3; p++)
+		for (i = 0; i < b->n_ns; i++) {
+			if (fds[i] < 0 || !(b->ns[i].flag & pass[p]))
+				continue;
+			if (setns(fds[i], b->ns[i].flag) < 0) {
+				if (p > 0 || !user || errno != EPERM)
+					die("setns %s:%s: %s", b->ns[i].name, b->ns[i].path, strerror(errno));
+				pass[2] |= b->ns[i].flag;
+				continue;
+			}
+			debugf("joined %s namespace %s", b->ns[i].name, b->ns[i].path);
+			close(fds[i]);
+			fds[i] = -1;
+			if (b->ns[i].flag == CLONE_NEWUSER)
+				become_root("the joined user namespace");
+		}
 }
 
 /* New user namespace: the parent writes our id maps, then we become root. */
@@ -173,6 +218,7 @@ static void unshare_user(void)
 	if (ack[0] != HUSK_SYNC_USERMAP_ACK || ack[1] != 0)
 		die("waiting for USERMAP_ACK: got sync frame type %u with %u bytes", ack[0], ack[1]);
 	become_root("the new user namespace");
+	debugf("made user namespace, id maps written by the parent");
 }
 
 /* "mnt,uts,pid" for the namespaces in flags. */
@@ -188,15 +234,27 @@ static const char *ns_names(uint32_t flags, char *buf, size_t len)
 	return buf;
 }
 
-static void unshare_others(const struct husk_bootstrap *b)
+/*
+ * timens_offsets is opened before any namespace changes: the kernel checks
+ * CAP_SYS_TIME with the opener's credentials, which we lose in a user
+ * namespace (and then the file, owned by host root, cannot even be opened).
+ */
+static void unshare_others(const struct husk_bootstrap *b, int timens_fd)
 {
 	uint32_t flags = b->clone_flags & ~CLONE_NEWUSER;
+	size_t n = b->timens_offsets ? strlen(b->timens_offsets) : 0;
 	char names[64];
 
 	if (flags && unshare(flags) < 0)
 		die("unshare %s: %s", ns_names(flags, names, sizeof(names)), strerror(errno));
-	if ((flags & CLONE_NEWTIME) && b->timens_offsets)
-		write_file("/proc/self/timens_offsets", b->timens_offsets, "TIMENS_OFFSETS");
+	if (flags)
+		debugf("made %s namespaces", ns_names(flags, names, sizeof(names)));
+	if (timens_fd < 0)
+		return;
+	if (write(timens_fd, b->timens_offsets, n) != (ssize_t)n)
+		die("write TIMENS_OFFSETS \"%s\" to /proc/self/timens_offsets: %s", b->timens_offsets, strerror(errno));
+	close(timens_fd);
+	debugf("time offsets set: %s", b->timens_offsets);
 }
 
 /* An exec into a running container (bootstrap.h: HUSK_ENV_INITTYPE). */
@@ -212,6 +270,7 @@ void husk_nsexec(void)
 	const char *env = getenv(HUSK_ENV_INITPIPE);
 	struct husk_bootstrap b;
 	char err[512], *msg, *end;
+	int timens_fd = -1;
 	size_t len;
 	long fd;
 	pid_t pid;
@@ -233,10 +292,15 @@ void husk_nsexec(void)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
 	if (b.oom_score_adj)
 		write_file("/proc/self/oom_score_adj", b.oom_score_adj, "OOM_SCORE_ADJ");
+	if ((b.clone_flags & CLONE_NEWTIME) && b.timens_offsets) {
+		timens_fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+		if (timens_fd < 0)
+			die("open /proc/self/timens_offsets: %s", strerror(errno));
+	}
 	join_namespaces(&b);
 	if (b.clone_flags & CLONE_NEWUSER)
 		unshare_user();
-	unshare_others(&b);
+	unshare_others(&b, timens_fd);
 	husk_bootstrap_free(&b);
 
 	pid = fork();
@@ -245,6 +309,7 @@ void husk_nsexec(void)
 	if (pid > 0) {
 		uint32_t p = pid;
 
+		debugf("forked init, pid %d (in the parent's pid namespace)", pid);
 		if (send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0) {
 			int saved = errno;
 

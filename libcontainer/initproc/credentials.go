@@ -30,7 +30,7 @@ func setupCredentials(p *configs.Process) error {
 	for i, g := range u.AdditionalGids {
 		gids[i] = int(g)
 	}
-	if err := unix.Setgroups(gids); err != nil {
+	if err := setgroups(gids); err != nil {
 		return fmt.Errorf("process.user.additionalGids: setgroups %v: %w", u.AdditionalGids, err)
 	}
 	if err := unix.Setresgid(int(u.GID), int(u.GID), int(u.GID)); err != nil {

@@ -42,10 +42,35 @@ func mountCgroup2(r *rootDir, m *configs.Mount, cgroupns bool, own string) error
 		return bindMount(r, b)
 	}
 	// No fallback to a bind here: inside the cgroup namespace, own is "/".
-	if err := r.mountAt(m.Destination, makeDir, "cgroup2", "cgroup2", m.Flags, m.Data); err != nil {
+	err := r.mountAt(m.Destination, makeDir, "cgroup2", "cgroup2", m.Flags, m.Data)
+	if errors.Is(err, unix.EBUSY) {
+		err = mountCgroup2OverItself(r, m)
+	}
+	if err != nil {
 		return err
 	}
 	return finishMount(r, m)
+}
+
+// mountCgroup2OverItself mounts cgroup2 where the destination already is
+// a mount of it (the rootless spec binds the host's /sys with its
+// /sys/fs/cgroup): the kernel refuses a filesystem on top of its own root
+// (EBUSY), so an empty read-only tmpfs goes in between.
+func mountCgroup2OverItself(r *rootDir, m *configs.Mount) error {
+	dst, err := r.open(m.Destination, makeDir)
+	if err != nil {
+		return err
+	}
+	err = mount("tmpfs", dst.proc(), "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
+	dst.close()
+	if err != nil {
+		return fmt.Errorf("tmpfs under cgroup2 on %s: %w", m.Destination, err)
+	}
+	if dst, err = r.open(m.Destination, makeDir); err != nil {
+		return err
+	}
+	defer dst.close()
+	return mount("cgroup2", dst.proc(), "cgroup2", m.Flags, m.Data)
 }
 
 // mountCgroup1 makes a tmpfs at m.Destination holding one directory per

@@ -1,0 +1,154 @@
+package libcontainer
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path"
+	"slices"
+	"strconv"
+
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// Rootless is what Create does differently for a caller without root on
+// the host (see package rootless); the zero value is a caller with root.
+type Rootless struct {
+	Caller rootless.Caller
+	// Cgroups: --rootless (or auto for such a caller): cgroups are made
+	// only where the caller may write, in its delegated v2 subtree when
+	// it has one, and skipped when there is none and nothing needs them.
+	Cgroups bool
+	// LimitField is the first limit of linux.resources ("" for none),
+	// CgroupsPath linux.cgroupsPath as given: both need a cgroup.
+	LimitField, CgroupsPath string
+}
+
+// mapWriter is how the parent writes the maps of the container's new user
+// namespace: a caller with root writes any map; a user writes a map of its
+// own id itself (after setgroups "deny"), and anything more through
+// newuidmap/newgidmap, checked first against its /etc/subuid and
+// /etc/subgid ranges so that the error names the field.
+func (r Rootless) mapWriter(cfg *configs.Config) (*rootless.MapWriter, error) {
+	w := &rootless.MapWriter{UID: cfg.UIDMappings, GID: cfg.GIDMappings}
+	if r.Caller.EUID == 0 || !cfg.NewNamespace(configs.NEWUSER) {
+		return w, nil
+	}
+	name := strconv.Itoa(r.Caller.EUID)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	var helper [2]bool
+	for i, f := range []struct {
+		field, file string
+		own         int
+		maps        []configs.IDMap
+	}{
+		{"linux.uidMappings", "/etc/subuid", r.Caller.EUID, cfg.UIDMappings},
+		{"linux.gidMappings", "/etc/subgid", r.Caller.EGID, cfg.GIDMappings},
+	} {
+		ranges, err := rootless.SubIDs(f.file, name, f.own)
+		if err != nil {
+			return nil, err
+		}
+		helper[i], err = rootless.CheckMappings(f.field, f.maps, rootless.IDSource{Own: uint32(f.own), File: f.file, Ranges: ranges})
+		if err != nil {
+			return nil, fmt.Errorf("config.json: %w", err)
+		}
+	}
+	w.Helper = helper[0] || helper[1]
+	w.DenySetgroups = !w.Helper
+	return w, nil
+}
+
+// withDelegatedCgroup is cfg with its cgroups placed in the caller's
+// delegated cgroup v2 subtree (DELEGATION/husk/ID), for a rootless
+// container that names no cgroupsPath on a v2 host; else cfg itself.
+func (r Rootless) withDelegatedCgroup(cfg *configs.Config, id string) *configs.Config {
+	if !r.Cgroups || r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2 {
+		return cfg
+	}
+	top := delegatedSubtree()
+	if top == "" {
+		return cfg
+	}
+	logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
+	cg := *cfg.CgroupConfig()
+	cg.Path = path.Join(top, "husk", id)
+	out := *cfg
+	out.Cgroup = &cg
+	return &out
+}
+
+// cgroups makes the manager of the container's cgroups, or nil when a
+// rootless container runs without: there is nowhere it may write, and
+// it asked for no limit and no cgroupsPath.
+func (r Rootless) cgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
+	m, err := newCgroups(cfg, id)
+	if err != nil || !r.Cgroups {
+		return m, err
+	}
+	var dirs []string
+	for _, d := range m.Paths() {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	plan, note, err := rootless.PlanCgroups(dirs, rootless.Writable, r.LimitField, r.CgroupsPath)
+	if err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	if plan == rootless.SkipCgroups {
+		logrus.Debug(note)
+		return nil, nil
+	}
+	return m, nil
+}
+
+// delegatedSubtree is the top of the cgroup v2 subtree delegated to the
+// caller (systemd's user@UID.service), "" when there is none.
+func delegatedSubtree() string {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	own, err := rootless.OwnCgroupV2(f)
+	if err != nil {
+		return ""
+	}
+	return rootless.Delegation("/sys/fs/cgroup", own, func(p string) bool { return unix.Access(p, unix.W_OK) == nil })
+}
+
+// signalInitOnly is kill --all for a container without cgroups (rootless
+// where none were writable): there is no list of its processes, so only
+// init is signalled; with its own pid namespace, SIGKILL of init takes
+// every process of the container with it.
+func (c *Container) signalInitOnly(sig unix.Signal) error {
+	if c.Status() == Stopped {
+		return nil
+	}
+	logrus.Debugf("container %s has no cgroups: kill --all signals only its init", c.ID)
+	return c.Signal(sig)
+}
+
+// joinCgroups is joinCgroups for a container whose cgroups are handled
+// the rootless way: none (nil) is nothing to join, and for a caller
+// without root the device rules are left out, as runc does: writing them
+// needs CAP_SYS_ADMIN on the host, and such a container reaches only host
+// nodes bound into it.
+func (r Rootless) joinCgroups(m *cgroup.Manager, cfg *configs.Config, pid int) error {
+	if m == nil || !r.Cgroups || !r.Caller.Unprivileged() {
+		return joinCgroups(m, cfg, pid)
+	}
+	if err := m.Apply(pid); err != nil {
+		return err
+	}
+	if err := m.Update(&cfg.CgroupConfig().Resources); err != nil {
+		return fmt.Errorf("config.json: %w", err)
+	}
+	return nil
+}

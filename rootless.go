@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+
+	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/rootless"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
+)
+
+// setupRootless checks --rootless and, when --root was not given, puts a
+// caller without root's state in $XDG_RUNTIME_DIR/husk, as runc.
+func setupRootless(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+	if _, err := rootless.ParseMode(cmd.String("rootless")); err != nil {
+		return ctx, err
+	}
+	if !cmd.IsSet("root") {
+		if err := cmd.Set("root", rootless.DefaultStateRoot(rootless.Self(), os.Getenv)); err != nil {
+			return ctx, err
+		}
+	}
+	return ctx, nil
+}
+
+// rootlessOptions is what Create does differently for the caller: the
+// checks that need the spec (device nodes it cannot make, the limit field
+// a cgroup-less container would drop) are made here.
+func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless, error) {
+	mode, err := rootless.ParseMode(cmd.Root().String("rootless"))
+	if err != nil {
+		return libcontainer.Rootless{}, err
+	}
+	caller := rootless.Self()
+	r := libcontainer.Rootless{Caller: caller, Cgroups: mode.Cgroups(caller)}
+	if spec.Linux != nil {
+		r.LimitField = rootless.FirstLimit(spec.Linux.Resources)
+		r.CgroupsPath = spec.Linux.CgroupsPath
+		if caller.EUID != 0 && !slices.ContainsFunc(spec.Linux.Namespaces, isUserNS) {
+			return r, errors.New(`linux.namespaces: a user without root needs a "user" namespace (new, or joined by path) to make the others`)
+		}
+		if caller.Unprivileged() {
+			if err := rootless.CheckDevices(spec.Linux.Devices, unix.Stat); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+func isUserNS(ns specs.LinuxNamespace) bool { return ns.Type == specs.UserNamespace }
