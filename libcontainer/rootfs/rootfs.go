@@ -49,6 +49,9 @@ func SetupWith(c *configs.Config, beforePivot func() error) error {
 		err = setupDev(r, c)
 	}
 	r.close()
+	if err == nil {
+		err = openDevNull(c) // while "/" is still the host's
+	}
 	if err == nil && beforePivot != nil {
 		err = beforePivot()
 	}
@@ -61,15 +64,11 @@ func SetupWith(c *configs.Config, beforePivot func() error) error {
 // Finalize runs inside the new root, after Setup and the hostname: it masks
 // c.MaskPaths, makes c.ReadonlyPaths read-only and, with c.Readonlyfs, "/".
 func Finalize(c *configs.Config) error {
-	for i, p := range c.MaskPaths {
-		if err := maskPath(p); err != nil {
-			return fmt.Errorf("maskedPaths[%d] %q: %w", i, p, err)
-		}
+	if err := maskPaths(c.MaskPaths); err != nil {
+		return err
 	}
-	for i, p := range c.ReadonlyPaths {
-		if err := readonlyPath(p); err != nil {
-			return fmt.Errorf("readonlyPaths[%d] %q: %w", i, p, err)
-		}
+	if err := readonlyPaths(c.ReadonlyPaths); err != nil {
+		return err
 	}
 	if c.Readonlyfs {
 		if err := remountBind("/", unix.MS_RDONLY, 0); err != nil {
