@@ -78,6 +78,7 @@ func startInit(r *initRequest) (int, error) {
 		Stderr:     r.stdio[2],
 		ExtraFiles: files,
 	}
+	closeOnExecAll() // only what cmd names reaches init
 	err = cmd.Start()
 	for _, f := range own {
 		f.Close()
