@@ -1,8 +1,9 @@
 # husk: build, test, benchmark, demo. Run as root on Debian 12.
 #
 #   make demo    build husk and run a container from a busybox bundle
-#   make test    unit tests, the bats integration suites, then the client
-#                suites (containerd/ctr, the CRI, podman driving husk)
+#   make test    unit tests, the bats integration suites, the security
+#                suite, the fuzz targets (bounded), then the client suites
+#                (containerd/ctr, the CRI, podman driving husk)
 
 SHELL := /bin/bash
 
@@ -26,7 +27,7 @@ BENCH_N    ?= 30
 BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 
-.PHONY: all husk test unit integration clients test-deps client-deps bench demo clean
+.PHONY: all husk test unit integration security fuzz clients test-deps client-deps bench demo clean
 
 all: husk
 
@@ -34,7 +35,7 @@ all: husk
 husk:
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
 
-test: unit integration clients
+test: unit integration security fuzz clients
 
 unit:
 	$(GO) test ./...
@@ -44,6 +45,25 @@ integration: husk test-deps
 	set -o pipefail; \
 	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure -r tests/integration \
 		| awk -f tests/integration/summary.awk
+
+# tests/security: real attacks from inside containers (runc's CVE history,
+# fds and ptrace of a waiting init, devices, masks) and kill -9 at random
+# points of every command. Each test checks the host afterwards.
+security: husk test-deps
+	set -o pipefail; \
+	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure tests/security \
+		| awk -f tests/integration/summary.awk
+
+# Each fuzz target for FUZZTIME (invariants: no panic, no hang, errors
+# that name a field). Seeds live in each package's testdata/fuzz/.
+FUZZTIME    ?= 20s
+FUZZ_TARGETS := ./specconv:FuzzConfig ./specconv:FuzzProcess \
+	./libcontainer:FuzzLoadState ./nsenter:FuzzParseBootstrap
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME); \
+	done
 
 # containerd via ctr, the CRI (criclient, a k8s.io/cri-api client, its own
 # Go module) and podman, each with private daemons, driving HUSK_CLIENT_RUNTIME.
