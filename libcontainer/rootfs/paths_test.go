@@ -88,6 +88,11 @@ func checkMasks(c *configs.Config, setupErr error) error {
 	if err := WriteSysctl("kernel.hostname", "x"); !errors.Is(err, unix.EXDEV) {
 		fail("sysctl write under read-only /proc/sys: %v, want EXDEV (another mount)", err)
 	}
+	// The LSM attribute files resolve through the container's procfs
+	// (this kernel may have no LSM to accept the write: EINVAL is fine).
+	if err := WriteThreadAttr("exec", "x"); err != nil && !errors.Is(err, unix.EINVAL) {
+		fail("write the thread's attr/exec: %v", err)
+	}
 	return errors.Join(errs...)
 }
 

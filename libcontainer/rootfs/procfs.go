@@ -15,12 +15,26 @@ import (
 // itself (CVE-2025-52881: a write meant for the container's procfs must
 // never land on a file the image chose).
 func WriteSysctl(key, value string) error {
+	return writeProc("sys/"+strings.ReplaceAll(key, ".", "/"), value)
+}
+
+// WriteThreadAttr writes value to the calling thread's LSM attribute file
+// attr ("exec", "apparmor/exec") in the container's /proc, checked as
+// WriteSysctl checks: the path is /proc/PID/task/TID/attr/..., with no
+// symlink (not /proc/thread-self), so an image cannot point the label
+// write elsewhere and start its process unconfined (CVE-2025-52881).
+func WriteThreadAttr(attr, value string) error {
+	return writeProc(fmt.Sprintf("%d/task/%d/attr/%s", unix.Getpid(), unix.Gettid(), attr), value)
+}
+
+// writeProc writes value to /proc/name, reached from a checked procfs fd
+// without following symlinks or crossing into another mount.
+func writeProc(name, value string) error {
 	proc, err := openProc()
 	if err != nil {
 		return err
 	}
 	defer closeFd(proc)
-	name := "sys/" + strings.ReplaceAll(key, ".", "/")
 	fd, err := openat2(proc, name, unix.O_WRONLY|unix.O_NOFOLLOW,
 		unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_XDEV)
 	if err != nil {
