@@ -35,6 +35,18 @@ teardown() {
 	done
 }
 
+@test "cve-2024-21626: exec --cwd /proc/self/fd/N through husk's own fds stays in the container" {
+	local n
+	set_args sleep 1000
+	id="$(new_id)"
+	run_bg "$id"
+	for n in 3 4 5 6 7 8 9; do
+		run husk exec --cwd "/proc/self/fd/$n" "$id" sh -c "$(escape_script)" </dev/null
+		echo "exec --cwd fd $n: $status $output"
+		[ ! -e "/tmp/$MARKER" ] || fail "exec --cwd /proc/self/fd/$n wrote on the host's /tmp"
+	done
+}
+
 @test "cve-2024-21626: a directory fd leaked by husk's caller never reaches the container (run, process.cwd)" {
 	update_config '.process.cwd = "/proc/self/fd/7"'
 	set_args sh -c "$(escape_script)"
