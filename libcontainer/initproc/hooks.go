@@ -27,26 +27,13 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
 		}
 	}
-	st := configState(cfg, specs.StateCreating, os.Getpid())
+	st := cfg.SpecState(specs.StateCreating, os.Getpid())
 	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, hooks.EmptyEnv)
 }
 
 // startContainerHooks run in the container once `start` came, before the
 // process is executed.
 func startContainerHooks(cfg *configs.Config) error {
-	st := configState(cfg, specs.StateCreated, os.Getpid())
+	st := cfg.SpecState(specs.StateCreated, os.Getpid())
 	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.EmptyEnv)
-}
-
-// configState is the runtime-spec state as init knows it from its config,
-// for the hooks it runs and the seccomp listener.
-func configState(cfg *configs.Config, status specs.ContainerState, pid int) specs.State {
-	return specs.State{
-		Version:     cfg.OCIVersion,
-		ID:          cfg.ID,
-		Status:      status,
-		Pid:         pid,
-		Bundle:      cfg.Bundle,
-		Annotations: cfg.Annotations,
-	}
 }
