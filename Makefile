@@ -1,8 +1,9 @@
 # husk: build, test, benchmark, demo. Run as root on Debian 12.
 #
 #   make demo    build husk and run a container from a busybox bundle
-#   make test    unit tests, the bats integration suites, then the client
-#                suites (containerd/ctr, the CRI, podman driving husk)
+#   make test    unit tests, the bats integration suites, the security
+#                suite, the fuzz targets (bounded), then the client suites
+#                (containerd/ctr, the CRI, podman driving husk)
 
 SHELL := /bin/bash
 
@@ -27,7 +28,7 @@ BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 BINDIR     ?= /usr/local/bin
 
-.PHONY: all husk install test unit integration clients test-deps client-deps bench demo clean
+.PHONY: all husk install test unit integration security fuzz clients test-deps client-deps bench demo clean
 
 all: husk
 
@@ -41,7 +42,7 @@ install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: unit integration clients
+test: unit integration security fuzz clients
 
 unit:
 	$(GO) test ./...
@@ -51,6 +52,25 @@ integration: husk test-deps
 	set -o pipefail; \
 	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure -r tests/integration \
 		| awk -f tests/integration/summary.awk
+
+# tests/security: real attacks from inside containers (runc's CVE history,
+# fds and ptrace of a waiting init, devices, masks) and kill -9 at random
+# points of every command. Each test checks the host afterwards.
+security: husk test-deps
+	set -o pipefail; \
+	HUSK_BIN=$(CURDIR)/husk $(BATS) --tap --timing --print-output-on-failure tests/security \
+		| awk -f tests/integration/summary.awk
+
+# Each fuzz target for FUZZTIME (invariants: no panic, no hang, errors
+# that name a field). Seeds live in each package's testdata/fuzz/.
+FUZZTIME    ?= 20s
+FUZZ_TARGETS := ./specconv:FuzzConfig ./specconv:FuzzProcess \
+	./libcontainer:FuzzLoadState ./nsenter:FuzzParseBootstrap
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME); \
+	done
 
 # containerd via ctr, the CRI (criclient, a k8s.io/cri-api client, its own
 # Go module) and podman, each with private daemons, driving HUSK_CLIENT_RUNTIME.

@@ -25,8 +25,8 @@ func passedFiles(cmd *cli.Command) (files []*os.File, env []string, err error) {
 	}
 	for fd := 3; fd < 3+listen+int(n); fd++ {
 		// An fd husk's caller passed has no FD_CLOEXEC (or exec would have
-		// closed it); one with it is husk's own: the Go runtime takes free
-		// low numbers for its cgroup CPU files.
+		// closed it); one with it is husk's own (the Go runtime's; its
+		// cgroup CPU files are closed before main: init.go's go:debug).
 		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
 			what := "--preserve-fds " + strconv.Itoa(int(n))
 			if fd < 3+listen {

@@ -1,3 +1,12 @@
+// The Go runtime (>= 1.25) keeps its cgroup's CPU limit files open to
+// update GOMAXPROCS. In `husk init` those are the container's cgroup files
+// on the host's cgroupfs, held open read-write while init waits inside the
+// container: a process there could rewrite its own CPU quota through
+// /proc/1/fd/N. With containermaxprocs=0 the runtime closes them before
+// main (see libcontainer/initproc/protect.go). It applies to the whole
+// binary (the directive is in main.go, with the other runtime settings);
+// the short-lived `husk` commands never needed the update.
+
 package main
 
 import (

@@ -9,8 +9,8 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
+	"github.com/husk-runtime/husk/libcontainer/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -82,6 +82,7 @@ func startInit(r *initRequest) (int, error) {
 		Stderr:     r.stdio[2],
 		ExtraFiles: files,
 	}
+	closeOnExecAll() // only what cmd names reaches init
 	err = cmd.Start()
 	for _, f := range own {
 		f.Close()

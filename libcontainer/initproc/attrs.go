@@ -1,10 +1,12 @@
 package initproc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -124,28 +126,18 @@ func ioprioSet(class, prio int) error {
 // developed on has neither.
 func setExecLabels(p *configs.Process) error {
 	if p.AppArmorProfile != "" {
-		err := writeAttr("/proc/thread-self/attr/apparmor/exec", "exec "+p.AppArmorProfile)
-		if os.IsNotExist(err) { // kernels before 5.1 have only the shared file
-			err = writeAttr("/proc/thread-self/attr/exec", "exec "+p.AppArmorProfile)
+		err := rootfs.WriteThreadAttr("apparmor/exec", "exec "+p.AppArmorProfile)
+		if errors.Is(err, os.ErrNotExist) { // kernels before 5.1 have only the shared file
+			err = rootfs.WriteThreadAttr("exec", "exec "+p.AppArmorProfile)
 		}
 		if err != nil {
 			return fmt.Errorf("process.apparmorProfile %q: %w", p.AppArmorProfile, err)
 		}
 	}
 	if p.SelinuxLabel != "" {
-		if err := writeAttr("/proc/thread-self/attr/exec", p.SelinuxLabel); err != nil {
+		if err := rootfs.WriteThreadAttr("exec", p.SelinuxLabel); err != nil {
 			return fmt.Errorf("process.selinuxLabel %q: %w", p.SelinuxLabel, err)
 		}
 	}
 	return nil
-}
-
-func writeAttr(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.WriteString(value)
-	return err
 }

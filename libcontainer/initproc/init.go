@@ -21,7 +21,11 @@ import (
 func Init() {
 	// Credentials and capabilities are per thread: build and exec from one.
 	runtime.LockOSThread()
+	perr := protectInit() // first: see protect.go
 	sock, err := inheritedFile(bootstrap.EnvInitPipe)
+	if err == nil {
+		err = perr
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "husk init:", err)
 		os.Exit(1)

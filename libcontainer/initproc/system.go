@@ -2,10 +2,8 @@ package initproc
 
 import (
 	"fmt"
-	"os"
-	"strings"
-
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,8 +21,8 @@ func setupSystem(cfg *configs.Config) error {
 		}
 	}
 	for k, v := range cfg.Sysctl {
-		path := "/proc/sys/" + strings.ReplaceAll(k, ".", "/")
-		if err := os.WriteFile(path, []byte(v), 0); err != nil {
+		// Through a checked procfs fd, never a path (CVE-2025-52881).
+		if err := rootfs.WriteSysctl(k, v); err != nil {
 			return fmt.Errorf("linux.sysctl[%q]: write %q: %w", k, v, err)
 		}
 	}

@@ -82,15 +82,50 @@ func deviceMode(d *configs.Device) (uint32, error) {
 	return 0, fmt.Errorf("unknown device type %q", d.Type)
 }
 
-// bindDevice binds the host's node at d.Path onto an empty file.
+// bindDevice binds the host's node at d.Path onto an empty file. Both ends
+// are fds checked before the mount (CVE-2025-52881 class): the source, a
+// clone of the host's node, must be the device d names (type, major,
+// minor); the target, resolved without following symlinks, must be a
+// regular file. Nothing is re-resolved by path after the check.
 func bindDevice(r *rootDir, d *configs.Device) error {
+	src, err := openTree(unix.AT_FDCWD, d.Path, unix.OPEN_TREE_CLONE)
+	if err != nil {
+		return fmt.Errorf("mknod not permitted, bind host %s: %w", d.Path, err)
+	}
+	defer closeFd(src)
+	if err := checkDevice(src, d); err != nil {
+		return fmt.Errorf("mknod not permitted, host %s: %w", d.Path, err)
+	}
 	dst, err := r.open(d.Path, makeFile)
 	if err != nil {
 		return err
 	}
 	defer dst.close()
-	if err := mount(d.Path, dst.proc(), "", unix.MS_BIND, ""); err != nil {
+	if st, err := fstat(dst.fd); err != nil {
+		return err
+	} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("bind target is not a regular file (mode %#o)", st.Mode)
+	}
+	if err := moveMount(src, dst.fd); err != nil {
 		return fmt.Errorf("mknod not permitted, bind host %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+// checkDevice fails unless fd is the device node d describes.
+func checkDevice(fd int, d *configs.Device) error {
+	st, err := fstat(fd)
+	if err != nil {
+		return err
+	}
+	want, err := deviceMode(d)
+	if err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != want&unix.S_IFMT ||
+		unix.Major(st.Rdev) != uint32(d.Major) || unix.Minor(st.Rdev) != uint32(d.Minor) {
+		return fmt.Errorf("is not the %c device %d:%d (mode %#o, device %d:%d)", d.Type, d.Major, d.Minor,
+			st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev))
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	err = buildRoot(r, c)
 	r.close()
 	if err == nil {
+		err = openDevNull(c) // while "/" is still the host's
+	}
+	if err == nil {
 		err = runHook(beforePivot)
 	}
 	if err != nil {
@@ -83,15 +86,11 @@ func Finalize(c *configs.Config) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
 		return nil // the host's mount namespace: specconv refused masks
 	}
-	for i, p := range c.MaskPaths {
-		if err := maskPath(p); err != nil {
-			return fmt.Errorf("maskedPaths[%d] %q: %w", i, p, err)
-		}
+	if err := maskPaths(c.MaskPaths); err != nil {
+		return err
 	}
-	for i, p := range c.ReadonlyPaths {
-		if err := readonlyPath(p); err != nil {
-			return fmt.Errorf("readonlyPaths[%d] %q: %w", i, p, err)
-		}
+	if err := readonlyPaths(c.ReadonlyPaths); err != nil {
+		return err
 	}
 	if c.Readonlyfs {
 		if err := remountBind("/", unix.MS_RDONLY, 0); err != nil {

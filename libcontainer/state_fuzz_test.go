@@ -1,0 +1,63 @@
+package libcontainer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+)
+
+// FuzzLoadState loads whatever bytes are in ROOT/ID/state.json, then asks
+// for the container's status and its OCI state, as `husk state` does. The
+// invariants: no panic, no hang, and a load error names the file.
+// Seeds: testdata/fuzz/FuzzLoadState (a real state.json of a created
+// container) and the f.Add calls.
+func FuzzLoadState(f *testing.F) {
+	good, err := json.Marshal(&State{
+		OCIVersion: "1.2.0", ID: "c1", InitPid: 1, InitStart: 1, Bundle: "/b", Rootfs: "/b/rootfs",
+		Created: time.Unix(0, 0), Owner: "root",
+		Config:      &configs.Config{Rootfs: "/b/rootfs", Process: &configs.Process{Args: []string{"sh"}}},
+		CgroupPaths: map[string]string{"freezer": "/nonexistent/husk-fuzz"},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"id":"c1","init_pid":-1,"config":null}`))
+	f.Add([]byte(`{"init_pid":"x"}`))
+	root := f.TempDir()
+	dir := filepath.Join(root, "c1")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, stateFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c, err := Load(root, "c1")
+			if err != nil {
+				if !strings.Contains(err.Error(), filepath.Join(dir, stateFile)) {
+					t.Errorf("load error does not name the file: %v", err)
+				}
+				return
+			}
+			defer c.Close()
+			_ = c.OCIState()
+			if _, err := json.Marshal(c.State); err != nil {
+				t.Errorf("a loaded state does not encode again: %v", err)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("hang: no answer after 20s")
+		}
+	})
+}
