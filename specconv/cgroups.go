@@ -118,26 +118,33 @@ func (c *converter) deviceRules(r *specs.LinuxResources, out *configs.Resources)
 		if rule.Access == "" {
 			rule.Access = "rwm"
 		}
-		if !validAccess(rule.Access) {
-			return fieldErrorf(field+".access", "%q: want some of the letters r, w and m, each once", d.Access)
+		access, ignored := normalAccess(rule.Access)
+		if access == "" {
+			return fieldErrorf(field+".access", "%q: names no access; want some of the letters r, w and m", d.Access)
 		}
+		if ignored != "" {
+			c.warn(field+".access", fmt.Sprintf("%q: letters %q ignored (as runc does); the rule grants %q", d.Access, ignored, access))
+		}
+		rule.Access = access
 		out.Devices = append(out.Devices, rule)
 	}
 	return nil
 }
 
-func validAccess(a string) bool {
-	if a == "" || len(a) > 3 {
-		return false
-	}
-	seen := map[rune]bool{}
-	for _, ch := range a {
-		if !strings.ContainsRune("rwm", ch) || seen[ch] {
-			return false
+// normalAccess is the set of r, w and m in a, in that order, and the
+// other letters, which runc ignores (a spec's "rwa" means "rw" to it).
+func normalAccess(a string) (access, ignored string) {
+	for _, ch := range "rwm" {
+		if strings.ContainsRune(a, ch) {
+			access += string(ch)
 		}
-		seen[ch] = true
 	}
-	return true
+	for _, ch := range a {
+		if !strings.ContainsRune("rwm", ch) && !strings.ContainsRune(ignored, ch) {
+			ignored += string(ch)
+		}
+	}
+	return access, ignored
 }
 
 func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) error {

@@ -110,7 +110,7 @@ func TestCgroupsErrors(t *testing.T) {
 		{`linux.cgroupsPath: "/" is the root cgroup`, "/", nil},
 		{`linux.cgroupsPath: "../x" leaves husk's own cgroup`, "../x", nil},
 		{`linux.resources.devices[0].type: unknown "p"`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "p"}}}},
-		{`linux.resources.devices[1].access: "rwx"`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{}, {Type: "c", Access: "rwx"}}}},
+		{`linux.resources.devices[1].access: "xyz": names no access`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{}, {Type: "c", Access: "xyz"}}}},
 		{`linux.resources.devices[0].major: -5 is negative`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "c", Major: i64(-5)}}}},
 		{`linux.resources.memory.limit: -2`, "", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(-2)}}},
 		{`linux.resources.memory.swap: 1048576 is below memory.limit 2097152`, "", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 20), Swap: i64(1 << 20)}}},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
-	"golang.org/x/sys/unix"
 )
 
 // Tests on this host's real cgroups. They need root and skip otherwise.
@@ -74,39 +73,6 @@ func inCgroup(t *testing.T, dir, script string) string {
 }
 
 const probeDevices = `(exec 3</dev/null) 2>/dev/null && echo null; (exec 3</dev/zero) 2>/dev/null && echo zero; true`
-
-// The eBPF device program, loaded and attached for real to a directory of
-// the unified hierarchy (on a hybrid host the kernel applies it on top of
-// the v1 devices controller).
-func TestDeviceProgramKernel(t *testing.T) {
-	needRoot(t)
-	dir := testDir(t, unifiedMount(t))
-	null := configs.DeviceRule{Type: 'c', Major: 1, Minor: 3, Access: "rwm", Allow: true}
-	zero := configs.DeviceRule{Type: 'c', Major: 1, Minor: 5, Access: "rwm", Allow: true}
-
-	if err := attachDeviceProgram(dir, compile(t, []configs.DeviceRule{null})); err != nil {
-		t.Fatal(err)
-	}
-	if got := inCgroup(t, dir, probeDevices); got != "null\n" {
-		t.Errorf("only /dev/null allowed: shell printed %q", got)
-	}
-	// A second attach replaces the first program.
-	if err := attachDeviceProgram(dir, compile(t, []configs.DeviceRule{null, zero})); err != nil {
-		t.Fatal(err)
-	}
-	if got := inCgroup(t, dir, probeDevices); got != "null\nzero\n" {
-		t.Errorf("null and zero allowed: shell printed %q", got)
-	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	ids, err := bpfProgQuery(fd, unix.BPF_CGROUP_DEVICE)
-	if err != nil || len(ids) != 1 {
-		t.Errorf("programs attached after a replace: %v, %v; want one", ids, err)
-	}
-}
 
 // A whole container life on this host's cgroups, through the adapter:
 // create, join, limit, freeze, measure, kill, remove.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
-	devcfg "github.com/opencontainers/cgroups/devices/config"
 )
 
 // Set applies r, all of it, device rules included: at create time.
@@ -293,20 +292,4 @@ func (m *Manager) routeUnified(r *configs.Resources, v2res *cgroups.Resources) e
 	}
 	v2res.Unified = maps.Clone(r.Unified)
 	return nil
-}
-
-// deviceRules converts the rules, checking each.
-func deviceRules(rules []configs.DeviceRule) ([]*devcfg.Rule, error) {
-	out := make([]*devcfg.Rule, 0, len(rules))
-	for i, d := range rules {
-		r := &devcfg.Rule{Type: devcfg.Type(d.Type), Major: d.Major, Minor: d.Minor, Permissions: devcfg.Permissions(d.Access), Allow: d.Allow}
-		if !r.Type.CanCgroup() {
-			return nil, fmt.Errorf("%sdevices[%d].type: %q: want a, b or c", res, i, string(d.Type))
-		}
-		if !r.Permissions.IsValid() || r.Permissions.IsEmpty() {
-			return nil, fmt.Errorf("%sdevices[%d].access: %q: want letters of rwm", res, i, d.Access)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }

@@ -416,3 +416,18 @@ a_block_device() {
 	run -0 husk list -q
 	[ -z "$output" ] || fail "containers left: $output"
 }
+
+@test "cgroups: device rule access strings runc accepts, such as \"rwa\" and \"wr\", are accepted" {
+	local id
+	id="$(new_id)"
+	update_config '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwa"},
+		{"allow": true, "type": "c", "major": 1, "minor": 5, "access": "wr"}]'
+	set_args sh -c 'echo x >/dev/null && head -c 2 /dev/zero | wc -c'
+	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = 2 ] || fail "output: $output"
+	assert_contains "$stderr" 'linux.resources.devices[1].access' rwa ignored
+	# A string naming no access at all is still refused.
+	update_config '.linux.resources.devices[1].access = "xyz"'
+	run ! --separate-stderr husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	assert_contains "$stderr" 'linux.resources.devices[1].access' '"xyz"'
+}
