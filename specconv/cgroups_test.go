@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -40,12 +41,12 @@ func TestCgroupsConvert(t *testing.T) {
 		{"runc's deny-all rule comes first", "", &specs.LinuxResources{
 			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 		}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			Devices: []configs.DeviceRule{{Type: 'a', Major: -1, Minor: -1, Access: "rwm"}},
+			Devices: []*configs.DeviceRule{{Type: 'a', Major: -1, Minor: -1, Permissions: "rwm"}},
 		})}},
 		{"a listed block device", "", &specs.LinuxResources{
 			Devices: []specs.LinuxDeviceCgroup{{Allow: true, Type: "b", Major: i64(7), Minor: i64(0), Access: "rw"}},
 		}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			Devices: []configs.DeviceRule{{Type: 'b', Major: 7, Minor: 0, Access: "rw", Allow: true}},
+			Devices: []*configs.DeviceRule{{Type: 'b', Major: 7, Minor: 0, Permissions: "rw", Allow: true}},
 		})}},
 		{"memory", "", &specs.LinuxResources{Memory: &specs.LinuxMemory{
 			Limit: i64(32 << 20), Reservation: i64(16 << 20), Swap: i64(64 << 20),
@@ -60,8 +61,8 @@ func TestCgroupsConvert(t *testing.T) {
 			Shares: u64(512), Quota: i64(50000), Period: u64(100000), Burst: u64(1000),
 			RealtimeRuntime: i64(100), RealtimePeriod: u64(1000), Cpus: "0-1,3", Mems: "0", Idle: i64(1),
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			CPUShares: 512, CPUQuota: 50000, CPUPeriod: 100000, CPUBurst: u64(1000),
-			CPURtRuntime: 100, CPURtPeriod: 1000, CpusetCpus: "0-1,3", CpusetMems: "0", CPUIdle: i64(1),
+			CpuShares: 512, CpuQuota: 50000, CpuPeriod: 100000, CpuBurst: u64(1000),
+			CpuRtRuntime: 100, CpuRtPeriod: 1000, CpusetCpus: "0-1,3", CpusetMems: "0", CPUIdle: i64(1),
 		})}},
 		{"pids", "", &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(20)}},
 			configs.Cgroup{Resources: withDefaults(configs.Resources{PidsLimit: i64(20)})}},
@@ -72,19 +73,19 @@ func TestCgroupsConvert(t *testing.T) {
 			ThrottleWriteIOPSDevice: []specs.LinuxThrottleDevice{{LinuxBlockIODevice: specs.LinuxBlockIODevice{Major: 8, Minor: 16}, Rate: 100}},
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
 			BlkioWeight: 500, BlkioLeafWeight: 300,
-			BlkioWeightDevice:            []configs.WeightDevice{{Major: 8, Minor: 0, Weight: 100}},
-			BlkioThrottleReadBpsDevice:   []configs.ThrottleDevice{{Major: 8, Minor: 0, Rate: 1 << 20}},
-			BlkioThrottleWriteIOPSDevice: []configs.ThrottleDevice{{Major: 8, Minor: 16, Rate: 100}},
+			BlkioWeightDevice:            []*cgroups.WeightDevice{cgroups.NewWeightDevice(8, 0, 100, 0)},
+			BlkioThrottleReadBpsDevice:   []*cgroups.ThrottleDevice{cgroups.NewThrottleDevice(8, 0, 1<<20)},
+			BlkioThrottleWriteIOPSDevice: []*cgroups.ThrottleDevice{cgroups.NewThrottleDevice(8, 16, 100)},
 		})}},
 		{"hugepages", "", &specs.LinuxResources{HugepageLimits: []specs.LinuxHugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}},
-			configs.Cgroup{Resources: withDefaults(configs.Resources{HugetlbLimit: []configs.HugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}})}},
+			configs.Cgroup{Resources: withDefaults(configs.Resources{HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}})}},
 		{"network", "", &specs.LinuxResources{Network: &specs.LinuxNetwork{
 			ClassID: u32(0x100001), Priorities: []specs.LinuxInterfacePriority{{Name: "eth0", Priority: 5}},
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			NetClsClassid: 0x100001, NetPrioIfpriomap: []configs.IfPriority{{Interface: "eth0", Priority: 5}},
+			NetClsClassid: 0x100001, NetPrioIfpriomap: []*cgroups.IfPrioMap{{Interface: "eth0", Priority: 5}},
 		})}},
 		{"rdma", "", &specs.LinuxResources{Rdma: map[string]specs.LinuxRdma{"mlx5_1": {HcaHandles: u32(3)}}},
-			configs.Cgroup{Resources: withDefaults(configs.Resources{Rdma: map[string]configs.RdmaLimit{"mlx5_1": {HcaHandles: u32(3)}}})}},
+			configs.Cgroup{Resources: withDefaults(configs.Resources{Rdma: map[string]cgroups.LinuxRdma{"mlx5_1": {HcaHandles: u32(3)}}})}},
 		{"unified", "", &specs.LinuxResources{Unified: map[string]string{"memory.high": "1G", "cgroup.max.depth": "3"}},
 			configs.Cgroup{Resources: withDefaults(configs.Resources{Unified: map[string]string{"memory.high": "1G", "cgroup.max.depth": "3"}})}},
 	} {
@@ -148,7 +149,7 @@ func TestCgroupsErrors(t *testing.T) {
 func TestUpdateResources(t *testing.T) {
 	cur := configs.Resources{
 		Devices: configs.DefaultDeviceRules(), Memory: 32 << 20, PidsLimit: i64(10), CpusetCpus: "0",
-		HugetlbLimit: []configs.HugepageLimit{{Pagesize: "2MB", Limit: 1}},
+		HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 1}},
 	}
 	got, warnings, err := UpdateResources(cur, &specs.LinuxResources{
 		Devices:        []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}},
@@ -161,7 +162,7 @@ func TestUpdateResources(t *testing.T) {
 	}
 	want := cur
 	want.Memory, want.PidsLimit = 64<<20, i64(20)
-	want.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "1GB", Limit: 2}}
+	want.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "1GB", Limit: 2}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", dump(got), dump(want))
 	}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -68,16 +69,32 @@ type Manager struct {
 	v2 cgroups.Manager
 	// unified are the controllers the unified hierarchy offers.
 	unified map[string]bool
+	// kernelTCP is memory.kernelTCP of the config given to New, which
+	// Set writes with the rest (the library has no field for it).
+	kernelTCP int64
 }
 
 // New is the manager of the cgroups of container id with settings cg,
-// placed by cg.Path (see configs.Cgroup). Nothing is created until Apply.
+// placed by cg.Path (see configs.Cgroup). Nothing is created until Apply;
+// a cgroup already there that holds processes or is frozen is refused.
 func New(cg *configs.Cgroup, id string) (*Manager, error) {
 	p, err := cgroupPath(cg.Path, id)
 	if err != nil {
 		return nil, err
 	}
-	return open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+	m, err := open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.kernelTCP = cg.KernelMemoryTCP
+	// A cgroup that already exists must be empty and not frozen: a
+	// process in it would share the container's limits and die with it,
+	// and a frozen one would stop the container's init for ever. Checked
+	// before the container owns the cgroup, so a refusal leaves it be.
+	if err := m.checkFresh(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Open is the manager of cgroups made earlier, at the paths Paths
@@ -89,17 +106,13 @@ func Open(paths map[string]string) (*Manager, error) {
 	return open(HostLayout(), &cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths)
 }
 
-// cgroupPath is the path a container's cgroups get: linux.cgroupsPath
-// cleaned, or DefaultParent/id.
+// cgroupPath is the path a container's cgroups get: linux.cgroupsPath as
+// specconv checked and cleaned it, or DefaultParent/id.
 func cgroupPath(p, id string) (string, error) {
 	if p == "" {
 		return path.Join(DefaultParent, id), nil
 	}
-	clean := path.Clean(p)
-	if clean == "/" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("linux.cgroupsPath: %q is not a cgroup of its own", p)
-	}
-	return clean, nil
+	return p, nil
 }
 
 // open makes the library's managers for layout. With paths nil they are
@@ -204,6 +217,29 @@ func (m *Manager) Apply(pid int) error {
 	}
 	if err := m.v2.Apply(pid); err != nil {
 		return fmt.Errorf("join cgroup %s: %w", m.v2.Path(""), err)
+	}
+	return nil
+}
+
+// checkFresh refuses a container cgroup that already holds processes or
+// is frozen (runc's words for both).
+func (m *Manager) checkFresh() error {
+	if frozen, err := m.Frozen(); err == nil && frozen {
+		return fmt.Errorf("container's cgroup unexpectedly frozen: %s", m.describe())
+	}
+	// Every hierarchy: on v1 Pids reads only one.
+	var pids []int
+	for _, dir := range m.Paths() {
+		p, err := cgroups.GetAllPids(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("list the processes of cgroup %s: %w", dir, err)
+		}
+		pids = append(pids, p...)
+	}
+	slices.Sort(pids)
+	pids = slices.Compact(pids)
+	if len(pids) > 0 {
+		return fmt.Errorf("container's cgroup is not empty: %d process(es) found in %s (pids %v)", len(pids), m.describe(), pids)
 	}
 	return nil
 }

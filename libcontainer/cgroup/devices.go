@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	devcfg "github.com/opencontainers/cgroups/devices/config"
 
 	// The library's device rules: on v1 the devices.allow/deny writes
 	// that turn the cgroup's current list into the wanted one, on v2 an
@@ -16,19 +15,16 @@ import (
 	_ "github.com/opencontainers/cgroups/devices"
 )
 
-// deviceRules converts linux.resources.devices to the library's rules,
-// checking each.
-func deviceRules(rules []configs.DeviceRule) ([]*devcfg.Rule, error) {
-	out := make([]*devcfg.Rule, 0, len(rules))
-	for i, d := range rules {
-		r := &devcfg.Rule{Type: devcfg.Type(d.Type), Major: d.Major, Minor: d.Minor, Permissions: devcfg.Permissions(d.Access), Allow: d.Allow}
+// checkDeviceRules checks each rule as the library needs it (specconv
+// makes them so; a config from elsewhere may not be).
+func checkDeviceRules(rules []*configs.DeviceRule) error {
+	for i, r := range rules {
 		if !r.Type.CanCgroup() {
-			return nil, fmt.Errorf("%sdevices[%d].type: %q: want a, b or c", res, i, string(d.Type))
+			return fmt.Errorf("%sdevices[%d].type: %q: want a, b or c", res, i, string(r.Type))
 		}
 		if !r.Permissions.IsValid() || r.Permissions.IsEmpty() {
-			return nil, fmt.Errorf("%sdevices[%d].access: %q: want letters of rwm", res, i, d.Access)
+			return fmt.Errorf("%sdevices[%d].access: %q: want letters of rwm", res, i, r.Permissions)
 		}
-		out = append(out, r)
 	}
-	return out, nil
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
+	devcfg "github.com/opencontainers/cgroups/devices/config"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,8 +18,8 @@ import (
 func TestDeviceProgramKernel(t *testing.T) {
 	needRoot(t)
 	root := unifiedMount(t)
-	rule := func(typ rune, major, minor int64, access string, allow bool) configs.DeviceRule {
-		return configs.DeviceRule{Type: typ, Major: major, Minor: minor, Access: access, Allow: allow}
+	rule := func(typ rune, major, minor int64, access string, allow bool) *configs.DeviceRule {
+		return &configs.DeviceRule{Type: devcfg.Type(typ), Major: major, Minor: minor, Permissions: devcfg.Permissions(access), Allow: allow}
 	}
 	null := rule('c', 1, 3, "rwm", true)
 	zero := rule('c', 1, 5, "rwm", true)
@@ -28,28 +29,28 @@ func TestDeviceProgramKernel(t *testing.T) {
 	const probe = `(exec 3</dev/null) 2>&- && echo null; (exec 3</dev/zero) 2>&- && echo zero; true`
 	for _, tc := range []struct {
 		name  string
-		rules []configs.DeviceRule
+		rules []*configs.DeviceRule
 		want  string // the probe's output; "-" when not probed
 	}{
 		{"no rules", nil, ""},
-		{"only null", []configs.DeviceRule{null}, "null\n"},
-		{"null and zero", []configs.DeviceRule{null, zero}, "null\nzero\n"},
+		{"only null", []*configs.DeviceRule{null}, "null\n"},
+		{"null and zero", []*configs.DeviceRule{null, zero}, "null\nzero\n"},
 		{"runc's defaults", configs.DefaultDeviceRules(), "null\nzero\n"},
-		{"deny all then defaults", append([]configs.DeviceRule{denyAll}, configs.DefaultDeviceRules()...), "null\nzero\n"},
+		{"deny all then defaults", append([]*configs.DeviceRule{denyAll}, configs.DefaultDeviceRules()...), "null\nzero\n"},
 		{"defaults then deny all", append(configs.DefaultDeviceRules(), denyAll), ""},
-		{"allow all", []configs.DeviceRule{allowAll}, "null\nzero\n"},
-		{"allow all, deny zero", []configs.DeviceRule{allowAll, rule('c', 1, 5, "rwm", false)}, "null\n"},
-		{"allow all, deny zero's write only", []configs.DeviceRule{allowAll, rule('c', 1, 5, "w", false)}, "null\nzero\n"},
-		{"null write only", []configs.DeviceRule{rule('c', 1, 3, "w", true)}, ""},
-		{"char wildcard minor", []configs.DeviceRule{rule('c', 1, -1, "r", true)}, "null\nzero\n"},
-		{"char wildcard major", []configs.DeviceRule{rule('c', -1, 3, "r", true)}, "null\n"},
-		{"block device, mknod only", []configs.DeviceRule{rule('b', 7, 0, "rw", true), rule('b', -1, -1, "m", true)}, ""},
-		{"every access split in rules", []configs.DeviceRule{rule('c', 1, 3, "r", true), rule('c', 1, 3, "w", true), rule('c', 1, 3, "m", true)}, "null\n"},
+		{"allow all", []*configs.DeviceRule{allowAll}, "null\nzero\n"},
+		{"allow all, deny zero", []*configs.DeviceRule{allowAll, rule('c', 1, 5, "rwm", false)}, "null\n"},
+		{"allow all, deny zero's write only", []*configs.DeviceRule{allowAll, rule('c', 1, 5, "w", false)}, "null\nzero\n"},
+		{"null write only", []*configs.DeviceRule{rule('c', 1, 3, "w", true)}, ""},
+		{"char wildcard minor", []*configs.DeviceRule{rule('c', 1, -1, "r", true)}, "null\nzero\n"},
+		{"char wildcard major", []*configs.DeviceRule{rule('c', -1, 3, "r", true)}, "null\n"},
+		{"block device, mknod only", []*configs.DeviceRule{rule('b', 7, 0, "rw", true), rule('b', -1, -1, "m", true)}, ""},
+		{"every access split in rules", []*configs.DeviceRule{rule('c', 1, 3, "r", true), rule('c', 1, 3, "w", true), rule('c', 1, 3, "m", true)}, "null\n"},
 		{"many rules", manyRules(200), "null\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rules, err := deviceRules(tc.rules)
-			if err != nil {
+			rules := tc.rules
+			if err := checkDeviceRules(rules); err != nil {
 				t.Fatal(err)
 			}
 			dir := testDir(t, root)
@@ -71,12 +72,12 @@ func TestDeviceProgramKernel(t *testing.T) {
 }
 
 // manyRules is n distinct char device rules ahead of /dev/null's.
-func manyRules(n int) []configs.DeviceRule {
-	var out []configs.DeviceRule
+func manyRules(n int) []*configs.DeviceRule {
+	var out []*configs.DeviceRule
 	for i := range n {
-		out = append(out, configs.DeviceRule{Type: 'c', Major: 200, Minor: int64(i), Access: "rw", Allow: true})
+		out = append(out, &configs.DeviceRule{Type: devcfg.CharDevice, Major: 200, Minor: int64(i), Permissions: "rw", Allow: true})
 	}
-	return append(out, configs.DeviceRule{Type: 'c', Major: 1, Minor: 3, Access: "rwm", Allow: true})
+	return append(out, &configs.DeviceRule{Type: devcfg.CharDevice, Major: 1, Minor: 3, Permissions: "rwm", Allow: true})
 }
 
 func attachedDevicePrograms(t *testing.T, dir string) int {
@@ -94,12 +95,13 @@ func attachedDevicePrograms(t *testing.T, dir string) int {
 }
 
 func TestDeviceRulesRefused(t *testing.T) {
-	for _, r := range []configs.DeviceRule{
-		{Type: 'p', Major: 1, Minor: 1, Access: "r", Allow: true},
-		{Type: 'c', Major: 1, Minor: 1, Access: "x", Allow: true},
-		{Type: 'c', Major: 1, Minor: 1, Access: "", Allow: true},
+	for _, r := range []*configs.DeviceRule{
+		{Type: 'p', Major: 1, Minor: 1, Permissions: "r", Allow: true},
+		{Type: 'c', Major: 1, Minor: 1, Permissions: "x", Allow: true},
+		{Type: 'c', Major: 1, Minor: 1, Permissions: "wr", Allow: true},
+		{Type: 'c', Major: 1, Minor: 1, Permissions: "", Allow: true},
 	} {
-		if _, err := deviceRules([]configs.DeviceRule{r}); err == nil {
+		if err := checkDeviceRules([]*configs.DeviceRule{r}); err == nil {
 			t.Errorf("%+v accepted", r)
 		}
 	}

@@ -104,12 +104,12 @@ func TestManagerOnHost(t *testing.T) {
 	r := &configs.Resources{
 		Memory:    64 << 20,
 		PidsLimit: &limit,
-		CPUQuota:  50000,
-		CPUPeriod: 100000,
+		CpuQuota:  50000,
+		CpuPeriod: 100000,
 		Devices:   configs.DefaultDeviceRules(),
 	}
 	if m.unified["hugetlb"] || m.hasV1("hugetlb") {
-		r.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
+		r.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
 	}
 	if err := m.Set(r); err != nil {
 		t.Fatal(err)
@@ -221,8 +221,8 @@ func TestUnavailableControllers(t *testing.T) {
 		want []string
 	}{
 		{configs.Resources{NetClsClassid: 0x100001}, "net_cls", []string{"linux.resources.network.classID", "1048577", "net_cls"}},
-		{configs.Resources{Rdma: map[string]configs.RdmaLimit{"mlx5_0": {}}}, "rdma", []string{"linux.resources.rdma", "rdma"}},
-		{configs.Resources{HugetlbLimit: []configs.HugepageLimit{{Pagesize: "3MB", Limit: 1}}}, "", []string{"linux.resources.hugepageLimits[0].pageSize", "3MB"}},
+		{configs.Resources{Rdma: map[string]cgroups.LinuxRdma{"mlx5_0": {}}}, "rdma", []string{"linux.resources.rdma", "rdma"}},
+		{configs.Resources{HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "3MB", Limit: 1}}}, "", []string{"linux.resources.hugepageLimits[0].pageSize", "3MB"}},
 	} {
 		if tc.need != "" && (m.hasV1(tc.need) || m.unified[tc.need]) {
 			continue // the host has it
@@ -267,11 +267,11 @@ func TestV2ManagerOnUnified(t *testing.T) {
 	if err := m.AddPid(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	r := &configs.Resources{Devices: []configs.DeviceRule{{Type: 'c', Major: 1, Minor: 3, Access: "rwm", Allow: true}}}
+	r := &configs.Resources{Devices: []*configs.DeviceRule{{Type: 'c', Major: 1, Minor: 3, Permissions: "rwm", Allow: true}}}
 	if m.unified["hugetlb"] {
 		// The parent must hand the controller down.
 		os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+hugetlb"), 0)
-		r.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
+		r.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
 	}
 	if err := m.Set(r); err != nil {
 		t.Fatal(err)
