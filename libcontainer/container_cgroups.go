@@ -3,6 +3,8 @@ package libcontainer
 import (
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
@@ -33,17 +35,48 @@ func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 	return m, nil
 }
 
-// joinCgroups creates the cgroups, moves pid into them and applies the
-// limits: the step startInit takes between starting `husk init` and
-// sending it the bootstrap message.
-func joinCgroups(m *cgroup.Manager, cfg *configs.Config, pid int) error {
-	if err := m.Apply(pid); err != nil {
-		return err
+// cgroupPlacement is how create puts init into the container's cgroups
+// and when it limits them.
+type cgroupPlacement struct {
+	m *cgroup.Manager
+	// dir is the cgroup v2 directory init is born in (pure v2 hosts);
+	// nil where init is moved in by pid (join).
+	dir *os.File
+	// limits applies linux.resources once: after nsexec's forks and
+	// before the runtime hooks or READY, as runc does (a pids limit of 1
+	// would refuse nsexec's own fork; a memory limit does not count
+	// building the rootfs).
+	limits func() error
+}
+
+// placeCgroups prepares the cgroups of a container being created: on a
+// pure v2 host it makes the directory for init to be born in.
+func placeCgroups(m *cgroup.Manager, cfg *configs.Config) (*cgroupPlacement, error) {
+	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
+		if err := m.Set(&cfg.CgroupConfig().Resources); err != nil {
+			return fmt.Errorf("config.json: %w", err)
+		}
+		return nil
+	})}
+	if m.Layout() != cgroup.V2 {
+		return p, nil
 	}
-	if err := m.Set(&cfg.CgroupConfig().Resources); err != nil {
-		return fmt.Errorf("config.json: %w", err)
+	if err := m.Create(); err != nil {
+		return nil, err
 	}
-	return nil
+	var err error
+	p.dir, err = m.CloneDir()
+	return p, err
+}
+
+// join moves init (pid) into the cgroups, when it was not born there:
+// the step startInit takes before sending nsexec its bootstrap message.
+func (p *cgroupPlacement) join(pid int) error { return p.m.Apply(pid) }
+
+func (p *cgroupPlacement) close() {
+	if p.dir != nil {
+		p.dir.Close()
+	}
 }
 
 // cgroups is the manager of the container's recorded cgroups.
@@ -174,6 +207,20 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 		return nil, err
 	}
 	return m.NotifyOOM(stop)
+}
+
+// execCgroups prepares the start of an exec'd process: a clear refusal
+// when the pids limit leaves no room for it, and the cgroup directory it
+// is born in on a pure v2 host (nil elsewhere: JoinCgroups moves it).
+func (c *Container) execCgroups() (*os.File, error) {
+	m, err := c.cgroups()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.CheckPidsRoom(cgroup.ExecPidsNeeded()); err != nil {
+		return nil, err
+	}
+	return m.CloneDir()
 }
 
 // JoinCgroups moves pid (a process exec'd into the container) into the
