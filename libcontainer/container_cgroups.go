@@ -58,7 +58,8 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config) (*cgroupPlacement, err
 		}
 		return nil
 	})}
-	if m.Layout() != cgroup.V2 {
+	if m.Layout() != cgroup.V2 || m.Systemd() {
+		// systemd makes the scope with init in it (Apply).
 		return p, nil
 	}
 	if err := m.Create(); err != nil {
@@ -84,7 +85,11 @@ func (c *Container) cgroups() (*cgroup.Manager, error) {
 	if len(c.State.CgroupPaths) == 0 {
 		return nil, fmt.Errorf("container %s has no cgroups recorded", c.ID)
 	}
-	return cgroup.Open(c.State.CgroupPaths)
+	var cg *configs.Cgroup
+	if c.State.Config != nil {
+		cg = c.State.Config.CgroupConfig()
+	}
+	return cgroup.Open(c.State.CgroupPaths, cg, c.ID)
 }
 
 // frozen reports whether the container's cgroups are frozen.

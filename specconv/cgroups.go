@@ -166,6 +166,9 @@ func systemdProperties(ann map[string]string) (map[string]string, error) {
 		}
 		props[name] = ann[k]
 	}
+	if _, err := configs.SystemdProperties(props); err != nil {
+		return nil, err
+	}
 	return props, nil
 }
 

@@ -2,6 +2,7 @@ package specconv
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -173,5 +174,52 @@ func TestUpdateResources(t *testing.T) {
 	_, _, err = UpdateResources(cur, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(128 << 20)}})
 	if !contains(err, "linux.resources.memory.swap: 67108864 is below memory.limit 134217728") {
 		t.Errorf("memory above swap: %v", err)
+	}
+}
+
+func TestCgroupsSystemd(t *testing.T) {
+	conv := func(path string, ann map[string]string) (*configs.Config, error) {
+		s := withSpec(func(s *specs.Spec) {
+			s.Linux.CgroupsPath = path
+			s.Annotations = ann
+		})
+		c, _, err := Convert(s, Options{Bundle: "/b", SystemdCgroup: true})
+		return c, err
+	}
+	for _, tc := range []struct {
+		path                 string
+		parent, prefix, name string
+	}{
+		{"", "system.slice", "husk", ""},
+		{"system.slice:docker:1234", "system.slice", "docker", "1234"},
+		{"kubepods-besteffort-pod1.slice:cri-containerd:abc", "kubepods-besteffort-pod1.slice", "cri-containerd", "abc"},
+		{":husk:c1", "system.slice", "husk", "c1"},
+	} {
+		c, err := conv(tc.path, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.path, err)
+		}
+		cg := c.Cgroup
+		if !cg.Systemd || cg.Parent != tc.parent || cg.ScopePrefix != tc.prefix || cg.Name != tc.name || cg.Path != "" {
+			t.Errorf("%q: %+v", tc.path, cg)
+		}
+	}
+	for _, bad := range []string{"/husk/c1", "a:b", "a.slice:b:c:d", "notaslice:b:c"} {
+		_, err := conv(bad, nil)
+		if err == nil || !strings.Contains(err.Error(), "linux.cgroupsPath") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	c, err := conv("", map[string]string{"org.systemd.property.TimeoutStopSec": "30", "org.systemd.property.CollectMode": "'inactive-or-failed'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := configs.SystemdProperties(c.Cgroup.SystemdProps)
+	if err != nil || len(props) != 2 || props[0].Name != "CollectMode" || props[1].Name != "TimeoutStopUSec" || props[1].Value.Value() != uint64(30e6) {
+		t.Errorf("properties %+v, %v", props, err)
+	}
+	if _, err := conv("", map[string]string{"org.systemd.property.MemoryMax": "lots of"}); err == nil ||
+		!strings.Contains(err.Error(), `org.systemd.property.MemoryMax`) {
+		t.Errorf("bad property value: %v", err)
 	}
 }

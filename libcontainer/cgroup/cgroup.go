@@ -69,6 +69,9 @@ type Manager struct {
 	v2 cgroups.Manager
 	// unified are the controllers the unified hierarchy offers.
 	unified map[string]bool
+	// systemd is the name of the container's systemd unit (the systemd
+	// driver); "" for the cgroupfs driver.
+	systemd string
 	// kernelTCP is memory.kernelTCP of the config given to New, which
 	// Set writes with the rest (the library has no field for it).
 	kernelTCP int64
@@ -78,11 +81,17 @@ type Manager struct {
 // placed by cg.Path (see configs.Cgroup). Nothing is created until Apply;
 // a cgroup already there that holds processes or is frozen is refused.
 func New(cg *configs.Cgroup, id string) (*Manager, error) {
-	p, err := cgroupPath(cg.Path, id)
-	if err != nil {
-		return nil, err
+	var m *Manager
+	var err error
+	if cg.Systemd {
+		m, err = newSystemd(cg, id, nil)
+	} else {
+		var p string
+		p, err = cgroupPath(cg.Path, id)
+		if err == nil {
+			m, err = open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+		}
 	}
-	m, err := open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -98,10 +107,14 @@ func New(cg *configs.Cgroup, id string) (*Manager, error) {
 }
 
 // Open is the manager of cgroups made earlier, at the paths Paths
-// returned then.
-func Open(paths map[string]string) (*Manager, error) {
+// returned then, for container id with settings cg (which say the
+// driver).
+func Open(paths map[string]string, cg *configs.Cgroup, id string) (*Manager, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no cgroup paths recorded")
+	}
+	if cg != nil && cg.Systemd {
+		return newSystemd(cg, id, paths)
 	}
 	return open(HostLayout(), &cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths)
 }
@@ -186,6 +199,9 @@ const hybridMount = "/sys/fs/cgroup/unified"
 
 // Layout is the host layout the manager works on.
 func (m *Manager) Layout() Layout { return m.layout }
+
+// Systemd reports whether a systemd unit holds the container's cgroup.
+func (m *Manager) Systemd() bool { return m.systemd != "" }
 
 // Paths are the container's cgroup directories: controller -> directory,
 // "" for the unified hierarchy. Record them to Open the cgroups later.
@@ -310,6 +326,14 @@ func (m *Manager) Exists() bool {
 // Destroy removes every cgroup directory of the container, in every
 // hierarchy. It fails while a process is still in one: see KillAll.
 func (m *Manager) Destroy() error {
+	if m.systemd != "" {
+		// Stops the unit (systemd removes its cgroup) and resets it if it
+		// failed (an OOM kill), so the id can be used again.
+		if err := m.main().Destroy(); err != nil {
+			return fmt.Errorf("remove systemd unit %s: %w", m.systemd, err)
+		}
+		return nil
+	}
 	paths := m.Paths()
 	// RemovePaths deletes from the map it is given.
 	if err := cgroups.RemovePaths(maps.Clone(paths)); err != nil {

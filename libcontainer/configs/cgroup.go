@@ -1,6 +1,13 @@
 package configs
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	systemdDbus "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
 	"github.com/opencontainers/cgroups"
 	devcfg "github.com/opencontainers/cgroups/devices/config"
 )
@@ -73,4 +80,51 @@ func (c *Config) CgroupConfig() *Cgroup {
 		return c.Cgroup
 	}
 	return &Cgroup{Resources: Resources{Devices: DefaultDeviceRules()}}
+}
+
+// SystemdProperties converts the org.systemd.property.* annotations (see
+// Cgroup.SystemdProps) into D-Bus properties, as runc does: the value in
+// D-Bus's text syntax ("uint64 100", "true", "'text'"), and a NAMESec
+// property given in seconds becomes NAMEUSec in microseconds.
+func SystemdProperties(props map[string]string) ([]systemdDbus.Property, error) {
+	var out []systemdDbus.Property
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		field := fmt.Sprintf("annotations[%q]", "org.systemd.property."+name)
+		v, err := dbus.ParseVariant(props[name], dbus.Signature{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: not a D-Bus value: %w", field, props[name], err)
+		}
+		if strings.HasSuffix(name, "Sec") {
+			sec, err := seconds(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", field, props[name], err)
+			}
+			name, v = strings.TrimSuffix(name, "Sec")+"USec", dbus.MakeVariant(sec)
+		}
+		out = append(out, systemdDbus.Property{Name: name, Value: v})
+	}
+	return out, nil
+}
+
+// seconds is a time in seconds as systemd's microseconds.
+func seconds(v dbus.Variant) (uint64, error) {
+	switch s := v.Value().(type) {
+	case float64:
+		if s >= 0 {
+			return uint64(s * 1e6), nil
+		}
+	case int32:
+		if s >= 0 {
+			return uint64(s) * 1e6, nil
+		}
+	case int64:
+		if s >= 0 {
+			return uint64(s) * 1e6, nil
+		}
+	case uint32:
+		return uint64(s) * 1e6, nil
+	case uint64:
+		return s * 1e6, nil
+	}
+	return 0, fmt.Errorf("a ...Sec property wants a number of seconds, not %s", v.Signature())
 }

@@ -319,7 +319,7 @@ a_block_device() {
 	[ -z "$(grep -v "/$base/$id\$" "/proc/$(container_pid "$id")/cgroup")" ] || fail "not in every hierarchy"
 	run -0 husk delete --force "$id"
 	[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -path "*/$base/$id")" ] || fail "left"
-	find /sys/fs/cgroup -maxdepth 3 -depth -type d -name "$base" -exec rmdir {} \;
+	find /sys/fs/cgroup -maxdepth 3 -depth -type d -name "$base" -exec rmdir {} \; 2>/dev/null || true
 
 	id="$(new_id)"
 	update_config --arg p "$base/$id" '.linux.cgroupsPath = $p'
