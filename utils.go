@@ -79,4 +79,3 @@ func notSupported(cmd *cli.Command, flags ...string) error {
 	}
 	return nil
 }
-
