@@ -417,7 +417,7 @@ a_block_device() {
 	[ -z "$output" ] || fail "containers left: $output"
 }
 
-@test "cgroups: device rule access strings runc accepts, such as \"rwa\" and \"wr\", are accepted" {
+@test "cgroups: device rule access strings runc accepts, such as rwa and wr, are accepted" {
 	local id
 	id="$(new_id)"
 	update_config '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwa"},
