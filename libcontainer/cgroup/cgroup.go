@@ -226,9 +226,6 @@ func (m *Manager) Apply(pid int) error {
 		if err := m.v1.Apply(pid); err != nil {
 			return fmt.Errorf("join cgroups %s: %w", m.describe(), err)
 		}
-		if m.layout == Hybrid {
-			return m.enableUnified()
-		}
 		return nil
 	}
 	if err := m.v2.Apply(pid); err != nil {
@@ -262,7 +259,8 @@ func (m *Manager) checkFresh() error {
 
 // enableUnified turns on, from the unified root down to the container's
 // parent, the unified controllers v1 lacks (hugetlb on many hybrid
-// hosts), so their files appear in the container's directory. A failure
+// hosts), so their files appear in the container's directory: only when
+// a limit needs one (Set), so a spec without one writes nothing there. A failure
 // (an ancestor with processes in it) is reported when a limit needs one.
 func (m *Manager) enableUnified() error {
 	var add []string

@@ -68,6 +68,11 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 			return explain(r, err)
 		}
 	}
+	if m.layout == Hybrid && v2used {
+		if err := m.enableUnified(); err != nil {
+			return err
+		}
+	}
 	if m.v2 != nil && (m.layout == V2 || v2used) {
 		if err := m.v2.Set(v2res); err != nil {
 			return explain(r, err)
