@@ -10,8 +10,8 @@ setup() {
 	# runc's spec has these; husk spec does not (yet): a cgroup namespace
 	# and the cgroup mount, so the container sees its own cgroups at /.
 	set_ns cgroup
-	update_config '.mounts += [{"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
-		"options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}]'
+	update_config 'if any(.mounts[]; .destination == "/sys/fs/cgroup") then . else .mounts += [{"destination": "/sys/fs/cgroup",
+		"type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]}] end'
 	update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"}]'
 }
 
