@@ -173,3 +173,16 @@ scope_id() {
 	left="$(find /sys/fs/cgroup -maxdepth 3 -type d -name "husk-$base-*")"
 	[ -z "$left" ] || fail "cgroups left: $left"
 }
+
+@test "systemd: after dbus is restarted and systemd re-executed, husk still runs containers (no hang)" {
+	need_systemd
+	local id
+	set_args true
+	systemctl restart dbus.service || skip "dbus.service cannot be restarted here"
+	id="$(scope_id)"
+	run -0 sd run --bundle "$BUNDLE" "$id" </dev/null
+	systemctl daemon-reexec
+	id="$(scope_id)"
+	run -0 sd run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(unit_state "husk-$id.scope")" = "not-found inactive" ] || fail "unit left: $(unit_state "husk-$id.scope")"
+}
