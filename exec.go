@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer"
-	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
@@ -65,6 +63,12 @@ var execCommand = &cli.Command{
 			return err
 		}
 		p.Env = append(p.Env, extraEnv...)
+		// Like runc, --process is the whole process: the flags that shape
+		// one (--cap among them) apply only without it.
+		var addCaps []string
+		if cmd.String("process") == "" {
+			addCaps = cmd.StringSlice("cap")
+		}
 		detach := cmd.Bool("detach")
 		tty, err := setupTerminal(cmd, p, detach)
 		if err != nil {
@@ -77,6 +81,7 @@ var execCommand = &cli.Command{
 		}
 		pid, err := c.Exec(libcontainer.ExecOpts{
 			Process:      p,
+			AddCaps:      addCaps,
 			IgnorePaused: cmd.Bool("ignore-paused"),
 			PidFile:      cmd.String("pid-file"),
 			Stdin:        os.Stdin,
@@ -116,7 +121,7 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 	if len(args) == 0 {
 		return nil, errors.New("exec: give a command to run after the container id, or --process")
 	}
-	p := cloneProcess(cfg.Process)
+	p := cfg.Process.Clone()
 	p.Args = args
 	p.Terminal = cmd.Bool("tty")
 	p.ConsoleSize = nil
@@ -147,9 +152,6 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 			}
 			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
 		}
-	}
-	if err := addCaps(p, cmd.StringSlice("cap")); err != nil {
-		return nil, err
 	}
 	if cmd.Bool("no-new-privs") {
 		p.NoNewPrivileges = true
@@ -198,59 +200,4 @@ func parseUser(s string) (uid, gid uint32, err error) {
 		return 0, 0, fmt.Errorf("--user %q: the gid must be a number", s)
 	}
 	return uint32(u), uint32(g), nil
-}
-
-// addCaps adds each --cap to the effective and permitted sets (and
-// ambient when the process has inheritable ones), as runc does, but only
-// a capability the container's bounding set already has: an exec'd process
-// never holds more than the container's init.
-func addCaps(p *configs.Process, names []string) error {
-	if len(names) == 0 {
-		return nil
-	}
-	if p.Capabilities == nil {
-		// No capabilities in the config: the process keeps them all.
-		return nil
-	}
-	c := p.Capabilities
-	for _, name := range names {
-		if _, ok := caps.Value(name); !ok {
-			return fmt.Errorf("--cap %q: unknown capability", name)
-		}
-		if !slices.Contains(c.Bounding, name) {
-			return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, c.Bounding)
-		}
-		c.Effective = appendNew(c.Effective, name)
-		c.Permitted = appendNew(c.Permitted, name)
-		if len(c.Inheritable) > 0 {
-			c.Ambient = appendNew(c.Ambient, name)
-		}
-	}
-	return nil
-}
-
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// cloneProcess copies p deeply enough to change its slices and sets.
-func cloneProcess(p *configs.Process) *configs.Process {
-	q := *p
-	q.Args = slices.Clone(p.Args)
-	q.Env = slices.Clone(p.Env)
-	q.User.AdditionalGids = slices.Clone(p.User.AdditionalGids)
-	q.Rlimits = slices.Clone(p.Rlimits)
-	if c := p.Capabilities; c != nil {
-		q.Capabilities = &configs.Capabilities{
-			Bounding:    slices.Clone(c.Bounding),
-			Effective:   slices.Clone(c.Effective),
-			Inheritable: slices.Clone(c.Inheritable),
-			Permitted:   slices.Clone(c.Permitted),
-			Ambient:     slices.Clone(c.Ambient),
-		}
-	}
-	return &q
 }

@@ -7,13 +7,18 @@ import (
 	"slices"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"golang.org/x/sys/unix"
 )
 
 // ExecOpts is what `husk exec` passes to Exec.
 type ExecOpts struct {
-	Process      *configs.Process
+	Process *configs.Process
+	// AddCaps (--cap) are capabilities the process gets on top of its own
+	// in the effective and permitted sets (and ambient when it has
+	// inheritable ones), as runc gives them; the container's bounding
+	// set must have them.
+	AddCaps      []string
 	IgnorePaused bool   // exec into a paused container (the process waits, frozen)
 	PidFile      string // optional
 	// Stdio of the process (passed through; nil means /dev/null).
@@ -28,13 +33,14 @@ type ExecOpts struct {
 // and execs it. It returns the process's pid once it runs. The caller
 // (husk is its subreaper) reaps it.
 func (c *Container) Exec(o ExecOpts) (int, error) {
-	switch st := c.Status(); {
-	case st == Stopped:
-		return 0, fmt.Errorf("cannot exec in a stopped container %s", c.ID)
-	case st == Paused && !o.IgnorePaused:
-		return 0, fmt.Errorf("cannot exec in a paused container %s (resume it, or use --ignore-paused)", c.ID)
+	op := OpExec
+	if o.IgnorePaused {
+		op = OpExecIgnorePaused
 	}
-	cfg, err := c.execConfig(o.Process)
+	if _, err := c.check(op); err != nil {
+		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
+	}
+	cfg, err := c.execConfig(o.Process, o.AddCaps)
 	if err != nil {
 		return 0, err
 	}
@@ -62,9 +68,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	}
 	if err != nil {
 		if pid > 0 {
-			unix.Kill(pid, unix.SIGKILL)
-			var ws unix.WaitStatus
-			unix.Wait4(pid, &ws, 0, nil)
+			killAndReap(pid)
 		}
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
@@ -74,22 +78,54 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 // execConfig is the container's config with p as its process. Everything
 // else in it (seccomp, the namespaces to join) is the container's: an
 // exec'd process never holds more than the container's init.
-func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
+func (c *Container) execConfig(p *configs.Process, addCaps []string) (*configs.Config, error) {
 	if c.State.Config == nil {
 		return nil, errors.New("the container's state has no config")
 	}
 	cfg := *c.State.Config
-	if err := boundByInit(cfg.Process, p); err != nil {
+	if err := addCapabilities(p, addCaps); err != nil {
+		return nil, err
+	}
+	if err := boundByInit(cfg.Process, p, addCaps); err != nil {
 		return nil, err
 	}
 	cfg.Process = p
 	cfg.Hooks = nil
-	return &cfg, nil
+	// A state from before husk kept the compiled filter has none yet.
+	return withCompiledSeccomp(&cfg)
 }
 
-// boundByInit refuses capabilities init's bounding set does not have, and
-// keeps init's no_new_privs.
-func boundByInit(init, p *configs.Process) error {
+// addCapabilities gives p each of names (--cap) in its effective and
+// permitted sets, and ambient when it has inheritable ones. A process
+// without capabilities in its config keeps them all.
+func addCapabilities(p *configs.Process, names []string) error {
+	c := p.Capabilities
+	for _, name := range names {
+		if _, ok := caps.Value(name); !ok {
+			return fmt.Errorf("--cap %q: unknown capability", name)
+		}
+		if c == nil {
+			continue
+		}
+		c.Effective = appendNew(c.Effective, name)
+		c.Permitted = appendNew(c.Permitted, name)
+		if len(c.Inheritable) > 0 {
+			c.Ambient = appendNew(c.Ambient, name)
+		}
+	}
+	return nil
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// boundByInit refuses capabilities init's bounding set does not have
+// (naming --cap for those of added), and keeps init's no_new_privs.
+func boundByInit(init, p *configs.Process, added []string) error {
 	if init.NoNewPrivileges {
 		p.NoNewPrivileges = true
 	}
@@ -110,6 +146,9 @@ func boundByInit(init, p *configs.Process) error {
 	} {
 		for _, name := range set.list {
 			if !slices.Contains(bounding, name) {
+				if slices.Contains(added, name) {
+					return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, bounding)
+				}
 				return fmt.Errorf("process.capabilities.%s: %s is not in the container's bounding set, and an exec'd process cannot have more than the container's init", set.name, name)
 			}
 		}

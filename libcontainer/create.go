@@ -45,6 +45,9 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
+	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
+		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
+	}
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
@@ -81,22 +84,25 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
 	}
+	cfg := o.Config
 	if network != nil {
-		if err := c.attachNetwork(o.Config, network, o.CNI); err != nil {
+		netns, err := c.attachNetwork(network, o.CNI)
+		if err != nil {
 			return err
 		}
+		cfg = withNetns(cfg, netns)
 	}
 	c.State = &State{
-		OCIVersion:  o.Config.OCIVersion,
+		OCIVersion:  cfg.OCIVersion,
 		ID:          o.ID,
 		Bundle:      o.Bundle,
-		Rootfs:      o.Config.Rootfs,
+		Rootfs:      cfg.Rootfs,
 		Created:     time.Now().UTC(),
 		Owner:       ownerName(),
-		Annotations: o.Config.Annotations,
-		Config:      o.Config,
+		Annotations: cfg.Annotations,
+		Config:      cfg,
 	}
-	cg, err := newCgroups(o.Config, o.ID)
+	cg, err := newCgroups(cfg, o.ID)
 	if err != nil {
 		return err
 	}
@@ -106,14 +112,14 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
-	place, err := placeCgroups(cg, o.Config)
+	place, err := placeCgroups(cg, cfg)
 	if err != nil {
 		return err
 	}
 	defer place.close()
 	pid, err := startInit(&initRequest{
-		cfg:       o.Config,
-		msg:       bootstrapMessage(o.Config),
+		cfg:       cfg,
+		msg:       bootstrapMessage(cfg),
 		fifoPath:  fifo,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
@@ -137,7 +143,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
 	}
-	if err := moveNetDevices(o.Config, pid); err != nil {
+	if err := moveNetDevices(cfg, pid); err != nil {
 		return err
 	}
 	if err := saveState(c.dir, c.State); err != nil {
@@ -156,10 +162,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 func (c *Container) undoCreate() {
 	c.returnNetDevices()
 	if c.State != nil && c.State.InitPid > 0 {
-		unix.Kill(c.State.InitPid, unix.SIGKILL)
-		// We are its subreaper: reap it so no zombie is left.
-		var ws unix.WaitStatus
-		unix.Wait4(c.State.InitPid, &ws, 0, nil)
+		killAndReap(c.State.InitPid)
 	}
 	c.runPoststop()
 	if err := c.detachNetwork(true); err != nil {

@@ -72,3 +72,16 @@ func waitGone(pid int, start uint64) error {
 		return nil
 	}
 }
+
+// killAndReap kills pid, a child (or orphan: husk is a subreaper) of this
+// process, and reaps it so that no zombie is left. It undoes a start that
+// failed after the process was made.
+func killAndReap(pid int) {
+	unix.Kill(pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			return
+		}
+	}
+}
