@@ -78,8 +78,9 @@ wait_for() {
 	[ "$(cat "$dir/pids.current")" -le 10 ] || fail "pids.current: $(cat "$dir/pids.current")"
 	grep -qE '^max [1-9]' "$dir/pids.events" || fail "pids.events: $(cat "$dir/pids.events")"
 	[ "$(cat "$dir/cpu.max")" = "50000 100000" ] || fail "cpu.max: $(cat "$dir/cpu.max")"
-	# shares 512 -> weight 1 + (512-2)*9999/262142, as runc converts it.
-	[ "$(cat "$dir/cpu.weight")" = 20 ] || fail "cpu.weight: $(cat "$dir/cpu.weight")"
+	# shares 512 -> weight 59: runc's (and the cgroup library's) conversion,
+	# which maps v1's default 1024 to v2's default 100.
+	[ "$(cat "$dir/cpu.weight")" = 59 ] || fail "cpu.weight: $(cat "$dir/cpu.weight")"
 	grep -qx "$dev rbps=1048576 wbps=max riops=max wiops=100" "$dir/io.max" || fail "io.max: $(cat "$dir/io.max")"
 }
 
