@@ -40,16 +40,14 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	if cmd.Root().Bool("systemd-cgroup") {
-		return nil, nil, errNoSystemd
-	}
 	extra, extraEnv, err := passedFiles(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
 	bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
-		NoPivotRoot:  cmd.Bool("no-pivot"),
-		NoNewKeyring: cmd.Bool("no-new-keyring"),
+		NoPivotRoot:   cmd.Bool("no-pivot"),
+		NoNewKeyring:  cmd.Bool("no-new-keyring"),
+		SystemdCgroup: cmd.Root().Bool("systemd-cgroup"),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -3,6 +3,7 @@ module github.com/husk-runtime/husk
 go 1.26.8
 
 require (
+	github.com/cilium/ebpf v0.22.0
 	github.com/containerd/console v1.0.5
 	github.com/containernetworking/cni v1.3.1
 	github.com/cyphar/filepath-securejoin v0.7.0
@@ -13,6 +14,7 @@ require (
 	github.com/sirupsen/logrus v1.10.2
 	github.com/urfave/cli/v3 v3.14.0
 	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	golang.org/x/sys v0.49.0
 )
 
@@ -20,7 +22,6 @@ require (
 	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
 	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
-	github.com/vishvananda/netns v0.0.5 // indirect
 	go.opentelemetry.io/otel v1.29.0 // indirect
 	go.opentelemetry.io/otel/trace v1.29.0 // indirect
 )

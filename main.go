@@ -54,7 +54,7 @@ func main() {
 			&cli.StringFlag{Name: "log", Usage: "log file (default: stderr)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "log format: text or json"},
 			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
-			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver (not available)"},
+			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver: a transient scope per container; linux.cgroupsPath is slice:prefix:name"},
 			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "handle cgroups the rootless way (made where writable, skipped otherwise): true, false or auto (when not root)"},
 			&cli.StringFlag{Name: "criu", Usage: "ignored; husk has no checkpoint/restore"},
 		}, cniFlags...),

@@ -80,5 +80,3 @@ func notSupported(cmd *cli.Command, flags ...string) error {
 	}
 	return nil
 }
-
-var errNoSystemd = fmt.Errorf("--systemd-cgroup: this host has no systemd (PID 1 is not systemd); use the cgroupfs driver (drop the flag)")

@@ -2,6 +2,8 @@ package libcontainer
 
 import (
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
@@ -29,20 +31,65 @@ func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 	return m, nil
 }
 
-// joinCgroups creates the cgroups, moves pid into them and applies the
-// limits: the step startInit takes between starting `husk init` and
-// sending it the bootstrap message.
-func joinCgroups(m *cgroup.Manager, cfg *configs.Config, pid int) error {
+// cgroupPlacement is how create puts init into the container's cgroups
+// and when it limits them. A zero one (m nil: a rootless container
+// without cgroups) places nothing.
+type cgroupPlacement struct {
+	m *cgroup.Manager
+	// dir is the cgroup v2 directory init is born in (pure v2 hosts);
+	// nil where init is moved in by pid (join).
+	dir *os.File
+	// limits applies linux.resources once: after nsexec's forks and
+	// before the runtime hooks or READY, as runc does (a pids limit of 1
+	// would refuse nsexec's own fork; a memory limit does not count
+	// building the rootfs).
+	limits func() error
+}
+
+// placeCgroups prepares the cgroups of a container being created: on a
+// pure v2 host it makes the directory for init to be born in. For a
+// caller without root in cgroups of its own, the device rules are left
+// out, as runc does: writing them needs CAP_SYS_ADMIN on the host, and
+// such a container reaches only host nodes bound into it.
+func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPlacement, error) {
 	if m == nil {
-		return nil // a rootless container without cgroups
+		return &cgroupPlacement{limits: func() error { return nil }}, nil
 	}
-	if err := m.Apply(pid); err != nil {
-		return err
+	apply := m.Set
+	if r.Cgroups && r.Caller.Unprivileged() {
+		apply = m.Update
 	}
-	if err := m.Set(&cfg.CgroupConfig().Resources); err != nil {
-		return fmt.Errorf("config.json: %w", err)
+	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
+		if err := apply(&cfg.CgroupConfig().Resources); err != nil {
+			return fmt.Errorf("config.json: %w", err)
+		}
+		return nil
+	})}
+	if m.Layout() != cgroup.V2 || m.Systemd() {
+		// systemd makes the scope with init in it (Apply).
+		return p, nil
 	}
-	return nil
+	if err := m.Create(); err != nil {
+		return nil, err
+	}
+	var err error
+	p.dir, err = m.CloneDir()
+	return p, err
+}
+
+// join moves init (pid) into the cgroups, when it was not born there:
+// the step startInit takes before sending nsexec its bootstrap message.
+func (p *cgroupPlacement) join(pid int) error {
+	if p.m == nil {
+		return nil
+	}
+	return p.m.Apply(pid)
+}
+
+func (p *cgroupPlacement) close() {
+	if p.dir != nil {
+		p.dir.Close()
+	}
 }
 
 // cgroups is the manager of the container's recorded cgroups.
@@ -50,7 +97,11 @@ func (c *Container) cgroups() (*cgroup.Manager, error) {
 	if len(c.State.CgroupPaths) == 0 {
 		return nil, fmt.Errorf("container %s has no cgroups recorded", c.ID)
 	}
-	return cgroup.Open(c.State.CgroupPaths)
+	var cg *configs.Cgroup
+	if c.State.Config != nil {
+		cg = c.State.Config.CgroupConfig()
+	}
+	return cgroup.Open(c.State.CgroupPaths, cg, c.ID)
 }
 
 // frozen reports whether the container's cgroups are frozen.
@@ -168,6 +219,20 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 		return nil, err
 	}
 	return m.NotifyOOM(stop)
+}
+
+// execCgroups prepares the start of an exec'd process: a clear refusal
+// when the pids limit leaves no room for it, and the cgroup directory it
+// is born in on a pure v2 host (nil elsewhere: JoinCgroups moves it).
+func (c *Container) execCgroups() (*os.File, error) {
+	m, err := c.cgroups()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.CheckPidsRoom(cgroup.ExecPidsNeeded()); err != nil {
+		return nil, err
+	}
+	return m.CloneDir()
 }
 
 // JoinCgroups moves pid (a process exec'd into the container) into the

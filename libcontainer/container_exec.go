@@ -47,12 +47,20 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err := setSubreaper(); err != nil {
 		return 0, err
 	}
+	cgroupDir, err := c.execCgroups()
+	if err != nil {
+		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
+	}
+	if cgroupDir != nil {
+		defer cgroupDir.Close()
+	}
 	pid, err := startInit(&initRequest{
 		cfg:       cfg,
 		msg:       execMessage(cfg, c.State.InitPid),
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
+		cgroupDir: cgroupDir,
 		join:      c.JoinCgroups,
 	})
 	if err == nil && o.PidFile != "" {

@@ -125,20 +125,34 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		return err
 	}
 	trace.Mark("prepare")
+	place, err := placeCgroups(cg, cfg, o.Rootless)
+	if err != nil {
+		return err
+	}
+	defer place.close()
 	pid, err := startInit(&initRequest{
-		cfg:          cfg,
-		msg:          bootstrapMessage(cfg),
-		maps:         maps,
-		fifoPath:     fifo,
-		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
-		preserved:    o.ExtraFiles,
-		join:         func(pid int) error { return o.Rootless.joinCgroups(cg, cfg, pid) },
-		runtimeHooks: c.runCreateRuntimeHooks,
+		cfg:       cfg,
+		msg:       bootstrapMessage(cfg),
+		maps:      maps,
+		fifoPath:  fifo,
+		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		preserved: o.ExtraFiles,
+		cgroupDir: place.dir,
+		join:      place.join,
+		runtimeHooks: func(pid int) error {
+			if err := place.limits(); err != nil {
+				return err
+			}
+			return c.runCreateRuntimeHooks(pid)
+		},
 	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid
 		_, c.State.InitStart, _ = procStat(pid)
+	}
+	if err == nil {
+		err = place.limits()
 	}
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)

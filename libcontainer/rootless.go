@@ -134,21 +134,3 @@ func (c *Container) signalInitOnly(sig unix.Signal) error {
 	logrus.Debugf("container %s has no cgroups: kill --all signals only its init", c.ID)
 	return c.Signal(sig)
 }
-
-// joinCgroups is joinCgroups for a container whose cgroups are handled
-// the rootless way: none (nil) is nothing to join, and for a caller
-// without root the device rules are left out, as runc does: writing them
-// needs CAP_SYS_ADMIN on the host, and such a container reaches only host
-// nodes bound into it.
-func (r Rootless) joinCgroups(m *cgroup.Manager, cfg *configs.Config, pid int) error {
-	if m == nil || !r.Cgroups || !r.Caller.Unprivileged() {
-		return joinCgroups(m, cfg, pid)
-	}
-	if err := m.Apply(pid); err != nil {
-		return err
-	}
-	if err := m.Update(&cfg.CgroupConfig().Resources); err != nil {
-		return fmt.Errorf("config.json: %w", err)
-	}
-	return nil
-}

@@ -6,11 +6,13 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +30,11 @@ type initRequest struct {
 	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
 	preserved []*os.File
-	// join puts init into the container's cgroups (before nsexec runs).
+	// cgroupDir, when set, is the container's cgroup v2 directory: init
+	// is born in it (clone3 CLONE_INTO_CGROUP) and join is skipped.
+	cgroupDir *os.File
+	// join puts init into the container's cgroups (before nsexec runs),
+	// when it was not born there.
 	join func(pid int) error
 	// runtimeHooks runs prestart and createRuntime when init asks (create).
 	runtimeHooks func(pid int) error
@@ -73,17 +79,18 @@ func startInit(r *initRequest) (int, error) {
 	}
 	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
 	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
-	cmd := &exec.Cmd{
-		Path:       exe,
-		Args:       []string{"husk", "init"},
-		Env:        bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
-		Stdin:      r.stdio[0],
-		Stdout:     r.stdio[1],
-		Stderr:     r.stdio[2],
-		ExtraFiles: files,
-	}
-	closeOnExecAll() // only what cmd names reaches init
-	err = cmd.Start()
+	closeOnExecAll()                             // only what cmd names reaches init
+	cmd, born, err := startInCgroup(r.cgroupDir, func() *exec.Cmd {
+		return &exec.Cmd{
+			Path:       exe,
+			Args:       []string{"husk", "init"},
+			Env:        bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
+			Stdin:      r.stdio[0],
+			Stdout:     r.stdio[1],
+			Stderr:     r.stdio[2],
+			ExtraFiles: files,
+		}
+	})
 	for _, f := range own {
 		f.Close()
 	}
@@ -97,10 +104,12 @@ func startInit(r *initRequest) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups.
-	if err := r.join(cmd.Process.Pid); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return 0, err
+	if !born {
+		if err := r.join(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return 0, err
+		}
 	}
 	trace.Mark("cgroups")
 	pid, err := runNsexec(sock, r.msg, r.maps)
@@ -118,6 +127,24 @@ func startInit(r *initRequest) (int, error) {
 	}
 	hooks := func() error { return r.runtimeHooks(pid) }
 	return pid, configureInit(sock, r.cfg, pid, hooks)
+}
+
+// startInCgroup starts the command newCmd makes, born in the cgroup dir
+// when there is one (clone3 with CLONE_INTO_CGROUP: no moment in husk's
+// own cgroup, no write to cgroup.procs). A kernel that refuses it (before
+// 5.7, or a cgroup it cannot enter) gets a plain start: born reports
+// which it was.
+func startInCgroup(dir *os.File, newCmd func() *exec.Cmd) (cmd *exec.Cmd, born bool, err error) {
+	if dir != nil {
+		cmd = newCmd()
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+		if err = cmd.Start(); err == nil {
+			return cmd, true, nil
+		}
+		logrus.Debugf("clone3 into cgroup %s: %v; starting husk init outside and moving it in", dir.Name(), err)
+	}
+	cmd = newCmd()
+	return cmd, false, cmd.Start()
 }
 
 // bootstrapMessage is what nsexec needs from cfg: new namespaces as clone

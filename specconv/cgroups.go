@@ -9,28 +9,38 @@ import (
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
+	devcfg "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // cgroups converts linux.cgroupsPath and linux.resources. Without either
-// the config keeps no cgroup settings: husk's defaults apply (see
-// configs.Config.CgroupConfig). Whether the host can honour a value is
-// checked when the cgroups are made, not here.
+// (and without the systemd driver) the config keeps no cgroup settings:
+// husk's defaults apply (see configs.Config.CgroupConfig). Whether the
+// host can honour a value is checked when the cgroups are made, not here.
 func (c *converter) cgroups() error {
 	l := c.linux()
-	if l.CgroupsPath == "" && l.Resources == nil {
+	if l.CgroupsPath == "" && l.Resources == nil && !c.opts.SystemdCgroup {
 		return nil
 	}
-	p, err := cgroupsPath(l.CgroupsPath)
+	cg := &configs.Cgroup{}
+	var err error
+	if c.opts.SystemdCgroup {
+		err = systemdPath(l.CgroupsPath, cg)
+		if err == nil {
+			cg.SystemdProps, err = systemdProperties(c.spec.Annotations)
+		}
+	} else {
+		cg.Path, err = cgroupsPath(l.CgroupsPath)
+	}
 	if err != nil {
 		return err
 	}
-	cg := &configs.Cgroup{Path: p}
 	if r := l.Resources; r != nil {
 		if err := c.deviceRules(r, &cg.Resources); err != nil {
 			return err
 		}
-		if err := c.limits(r, &cg.Resources); err != nil {
+		if err := c.limits(r, cg); err != nil {
 			return err
 		}
 	}
@@ -42,11 +52,14 @@ func (c *converter) cgroups() error {
 // limits converts every part of r but the device rules into out. Each
 // step changes only what r sets (a list given replaces the old one), so
 // the same steps serve Convert and UpdateResources.
-func (c *converter) limits(r *specs.LinuxResources, out *configs.Resources) error {
+func (c *converter) limits(r *specs.LinuxResources, out *configs.Cgroup) error {
+	if err := c.memory(r, out); err != nil {
+		return err
+	}
 	for _, step := range []func(*specs.LinuxResources, *configs.Resources) error{
-		c.memory, cpu, pids, blockIO, hugepages, network, rdma, unified,
+		cpu, pids, blockIO, hugepages, network, rdma, unified,
 	} {
-		if err := step(r, out); err != nil {
+		if err := step(r, &out.Resources); err != nil {
 			return err
 		}
 	}
@@ -55,28 +68,34 @@ func (c *converter) limits(r *specs.LinuxResources, out *configs.Resources) erro
 
 // UpdateResources is cur changed by the limits r sets (what `update`
 // takes from --resources and its flags); device rules in r are ignored,
-// as runc's update does. Errors name the linux.resources field.
+// as runc's update does, and so is memory.kernelTCP (runc's update no
+// longer sets it). Errors name the linux.resources field.
 func UpdateResources(cur configs.Resources, r *specs.LinuxResources) (configs.Resources, []string, error) {
 	c := &converter{}
 	if r == nil {
 		return cur, nil, nil
 	}
-	if err := c.limits(r, &cur); err != nil {
+	cg := configs.Cgroup{Resources: cur}
+	if err := c.limits(r, &cg); err != nil {
 		return configs.Resources{}, nil, err
 	}
-	return cur, c.warnings, nil
+	if cg.KernelMemoryTCP != 0 {
+		c.warn(res+"memory.kernelTCP", "ignored by update (as runc's)")
+	}
+	return cg.Resources, c.warnings, nil
 }
 
 const res = "linux.resources."
 
-// cgroupsPath checks linux.cgroupsPath: absolute, or relative to husk's
-// own cgroup, never the systemd "slice:prefix:name" form.
+// cgroupsPath checks linux.cgroupsPath for the cgroupfs driver: absolute,
+// or relative to husk's own cgroup, never the systemd "slice:prefix:name"
+// form. This is the one check of the path; the cgroup package trusts it.
 func cgroupsPath(p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
 	if !path.IsAbs(p) && strings.Count(p, ":") == 2 {
-		return "", fieldErrorf("linux.cgroupsPath", "%q is the systemd slice:prefix:name form; husk manages cgroups itself (cgroupfs) and this host has no systemd: give a path such as /husk/<id>", p)
+		return "", fieldErrorf("linux.cgroupsPath", "%q is the systemd slice:prefix:name form, for --systemd-cgroup; without it husk manages cgroups itself (cgroupfs): give a path such as /husk/<id>", p)
 	}
 	clean := path.Clean(p)
 	switch {
@@ -88,17 +107,82 @@ func cgroupsPath(p string) (string, error) {
 	return clean, nil
 }
 
+// DefaultSlice and DefaultScopePrefix place a container with
+// --systemd-cgroup and no cgroupsPath: system.slice/husk-<id>.scope (as
+// runc's system.slice/runc-<id>.scope).
+const (
+	DefaultSlice       = "system.slice"
+	DefaultScopePrefix = "husk"
+)
+
+// systemdPath parses linux.cgroupsPath for the systemd driver: runc's
+// "slice:prefix:name", e.g. "system.slice:docker:1234" or containerd's
+// "kubepods-besteffort-pod1.slice:cri-containerd:abc". An empty slice is
+// system.slice; an empty name is the container id (filled in by the
+// cgroup package, which knows it).
+func systemdPath(p string, cg *configs.Cgroup) error {
+	cg.Systemd = true
+	if p == "" {
+		cg.Parent, cg.ScopePrefix = DefaultSlice, DefaultScopePrefix
+		return nil
+	}
+	parts := strings.Split(p, ":")
+	if len(parts) != 3 {
+		return fieldErrorf("linux.cgroupsPath", "%q: with --systemd-cgroup it must be \"slice:prefix:name\" (such as \"system.slice:husk:c1\")", p)
+	}
+	for i, part := range parts {
+		if strings.ContainsAny(part, "/\x00") {
+			return fieldErrorf("linux.cgroupsPath", "%q: part %d (%q) of slice:prefix:name must not contain a slash", p, i+1, part)
+		}
+	}
+	if parts[0] != "" && !strings.HasSuffix(parts[0], ".slice") {
+		return fieldErrorf("linux.cgroupsPath", "%q: the slice %q must end in .slice", p, parts[0])
+	}
+	cg.Parent, cg.ScopePrefix, cg.Name = parts[0], parts[1], parts[2]
+	if cg.Parent == "" {
+		cg.Parent = DefaultSlice
+	}
+	return nil
+}
+
+// systemdPropPrefix marks an annotation that sets a property of the
+// container's systemd unit, as runc reads them.
+const systemdPropPrefix = "org.systemd.property."
+
+// systemdProperties collects the org.systemd.property.NAME annotations
+// (values in systemd's D-Bus text syntax, e.g. "uint64 100" or "'x'").
+func systemdProperties(ann map[string]string) (map[string]string, error) {
+	var props map[string]string
+	for _, k := range slices.Sorted(maps.Keys(ann)) {
+		name, ok := strings.CutPrefix(k, systemdPropPrefix)
+		if !ok {
+			continue
+		}
+		if name == "" || strings.ContainsAny(name, " =.") {
+			return nil, fieldErrorf(fmt.Sprintf("annotations[%q]", k), "%q is not a systemd property name", name)
+		}
+		if props == nil {
+			props = map[string]string{}
+		}
+		props[name] = ann[k]
+	}
+	if _, err := configs.SystemdProperties(props); err != nil {
+		return nil, err
+	}
+	return props, nil
+}
+
 // deviceRules converts linux.resources.devices; the default rules follow
 // them.
 func (c *converter) deviceRules(r *specs.LinuxResources, out *configs.Resources) error {
 	for i, d := range r.Devices {
 		field := index(res+"devices", i)
-		rule := configs.DeviceRule{Allow: d.Allow, Major: configs.Wildcard, Minor: configs.Wildcard, Access: d.Access}
+		rule := &configs.DeviceRule{Allow: d.Allow, Major: configs.Wildcard, Minor: configs.Wildcard}
 		switch d.Type {
 		case "", "a":
-			rule.Type = 'a'
+			rule.Type = devcfg.WildcardDevice
 		case "c", "b":
-			rule.Type = rune(d.Type[0])
+			rule.Type = devcfg.Type(d.Type[0])
 		default:
 			return fieldErrorf(field+".type", `unknown %q, want "a", "b" or "c"`, d.Type)
 		}
@@ -115,36 +199,45 @@ func (c *converter) deviceRules(r *specs.LinuxResources, out *configs.Resources)
 			}
 			*n.dst = *n.src
 		}
-		if rule.Access == "" {
-			rule.Access = "rwm"
+		access := d.Access
+		if access == "" {
+			access = "rwm"
 		}
-		if !validAccess(rule.Access) {
-			return fieldErrorf(field+".access", "%q: want some of the letters r, w and m, each once", d.Access)
+		perms, ignored := normalAccess(access)
+		if perms == "" {
+			return fieldErrorf(field+".access", "%q: names no access; want some of the letters r, w and m", d.Access)
 		}
+		if ignored != "" {
+			c.warn(field+".access", fmt.Sprintf("%q: letters %q ignored (as runc does); the rule grants %q", d.Access, ignored, perms))
+		}
+		rule.Permissions = devcfg.Permissions(perms)
 		out.Devices = append(out.Devices, rule)
 	}
 	return nil
 }
 
-func validAccess(a string) bool {
-	if a == "" || len(a) > 3 {
-		return false
-	}
-	seen := map[rune]bool{}
-	for _, ch := range a {
-		if !strings.ContainsRune("rwm", ch) || seen[ch] {
-			return false
+// normalAccess is the set of r, w and m in a, in that order, and the
+// other letters, which runc ignores (a spec's "rwa" means "rw" to it).
+func normalAccess(a string) (access, ignored string) {
+	for _, ch := range "rwm" {
+		if strings.ContainsRune(a, ch) {
+			access += string(ch)
 		}
-		seen[ch] = true
 	}
-	return true
+	for _, ch := range a {
+		if !strings.ContainsRune("rwm", ch) && !strings.ContainsRune(ignored, ch) {
+			ignored += string(ch)
+		}
+	}
+	return access, ignored
 }
 
-func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) error {
+func (c *converter) memory(r *specs.LinuxResources, cg *configs.Cgroup) error {
 	m := r.Memory
 	if m == nil {
 		return nil
 	}
+	out := &cg.Resources
 	for _, l := range []struct {
 		name string
 		src  *int64
@@ -153,6 +246,7 @@ func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) erro
 		{"limit", m.Limit, &out.Memory},
 		{"reservation", m.Reservation, &out.MemoryReservation},
 		{"swap", m.Swap, &out.MemorySwap},
+		{"kernelTCP", m.KernelTCP, &cg.KernelMemoryTCP},
 	} {
 		if l.src == nil {
 			continue
@@ -161,6 +255,12 @@ func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) erro
 			return fieldErrorf(res+"memory."+l.name, "%d: want bytes, or -1 for no limit", *l.src)
 		}
 		*l.dst = *l.src
+	}
+	// As runc: an unlimited memory makes the swap unlimited too, so that
+	// `update --memory -1` after a swap limit is not refused by the
+	// kernel (memory+swap below memory).
+	if m.Limit != nil && *m.Limit == -1 && m.Swap == nil {
+		out.MemorySwap = -1
 	}
 	if out.MemorySwap > 0 && out.Memory > 0 && out.MemorySwap < out.Memory {
 		return fieldErrorf(res+"memory.swap", "%d is below memory.limit %d (swap counts memory plus swap)", out.MemorySwap, out.Memory)
@@ -184,9 +284,6 @@ func (c *converter) memory(r *specs.LinuxResources, out *configs.Resources) erro
 	if m.Kernel != nil {
 		c.warn(res+"memory.kernel", "ignored: the kernel no longer limits kernel memory separately")
 	}
-	if m.KernelTCP != nil {
-		c.warn(res+"memory.kernelTCP", "ignored: the kernel no longer limits kernel TCP memory separately")
-	}
 	if m.UseHierarchy != nil && !*m.UseHierarchy {
 		c.warn(res+"memory.useHierarchy", "ignored: memory accounting is always hierarchical")
 	}
@@ -202,29 +299,29 @@ func cpu(r *specs.LinuxResources, out *configs.Resources) error {
 		return nil
 	}
 	if u.Shares != nil {
-		out.CPUShares = *u.Shares
+		out.CpuShares = *u.Shares
 	}
 	if u.Quota != nil {
 		if *u.Quota < -1 || (*u.Quota > 0 && *u.Quota < 1000) {
 			return fieldErrorf(res+"cpu.quota", "%d: want at least 1000 (µs), or -1 for no limit", *u.Quota)
 		}
-		out.CPUQuota = *u.Quota
+		out.CpuQuota = *u.Quota
 	}
 	if u.Period != nil {
 		if *u.Period != 0 && (*u.Period < 1000 || *u.Period > 1000000) {
 			return fieldErrorf(res+"cpu.period", "%d: want 1000 to 1000000 (µs)", *u.Period)
 		}
-		out.CPUPeriod = *u.Period
+		out.CpuPeriod = *u.Period
 	}
 	if u.Burst != nil {
 		v := *u.Burst
-		out.CPUBurst = &v
+		out.CpuBurst = &v
 	}
 	if u.RealtimeRuntime != nil {
-		out.CPURtRuntime = *u.RealtimeRuntime
+		out.CpuRtRuntime = *u.RealtimeRuntime
 	}
 	if u.RealtimePeriod != nil {
-		out.CPURtPeriod = *u.RealtimePeriod
+		out.CpuRtPeriod = *u.RealtimePeriod
 	}
 	if u.Idle != nil {
 		if *u.Idle != 0 && *u.Idle != 1 {
@@ -284,7 +381,8 @@ func blockIO(r *specs.LinuxResources, out *configs.Resources) error {
 	}
 	for i, d := range b.WeightDevice {
 		field := index(res+"blockIO.weightDevice", i)
-		wd := configs.WeightDevice{Major: d.Major, Minor: d.Minor}
+		wd := &cgroups.WeightDevice{}
+		wd.Major, wd.Minor = d.Major, d.Minor
 		if err := weight(field+".weight", d.Weight, &wd.Weight); err != nil {
 			return err
 		}
@@ -296,7 +394,7 @@ func blockIO(r *specs.LinuxResources, out *configs.Resources) error {
 	for _, l := range []struct {
 		name string
 		src  []specs.LinuxThrottleDevice
-		dst  *[]configs.ThrottleDevice
+		dst  *[]*cgroups.ThrottleDevice
 	}{
 		{"throttleReadBpsDevice", b.ThrottleReadBpsDevice, &out.BlkioThrottleReadBpsDevice},
 		{"throttleWriteBpsDevice", b.ThrottleWriteBpsDevice, &out.BlkioThrottleWriteBpsDevice},
@@ -310,7 +408,7 @@ func blockIO(r *specs.LinuxResources, out *configs.Resources) error {
 			if d.Major < 0 || d.Minor < 0 {
 				return fieldErrorf(index(res+"blockIO."+l.name, i), "device %d:%d: numbers must not be negative", d.Major, d.Minor)
 			}
-			*l.dst = append(*l.dst, configs.ThrottleDevice{Major: d.Major, Minor: d.Minor, Rate: d.Rate})
+			*l.dst = append(*l.dst, cgroups.NewThrottleDevice(d.Major, d.Minor, d.Rate))
 		}
 	}
 	return nil
@@ -327,7 +425,7 @@ func hugepages(r *specs.LinuxResources, out *configs.Resources) error {
 		if !pageSize.MatchString(h.Pagesize) {
 			return fieldErrorf(index(res+"hugepageLimits", i)+".pageSize", "%q: want a size such as 2MB or 1GB", h.Pagesize)
 		}
-		out.HugetlbLimit = append(out.HugetlbLimit, configs.HugepageLimit{Pagesize: h.Pagesize, Limit: h.Limit})
+		out.HugetlbLimit = append(out.HugetlbLimit, &cgroups.HugepageLimit{Pagesize: h.Pagesize, Limit: h.Limit})
 	}
 	return nil
 }
@@ -347,7 +445,7 @@ func network(r *specs.LinuxResources, out *configs.Resources) error {
 		if p.Name == "" {
 			return fieldErrorf(index(res+"network.priorities", i)+".name", "must not be empty")
 		}
-		out.NetPrioIfpriomap = append(out.NetPrioIfpriomap, configs.IfPriority{Interface: p.Name, Priority: p.Priority})
+		out.NetPrioIfpriomap = append(out.NetPrioIfpriomap, &cgroups.IfPrioMap{Interface: p.Name, Priority: int64(p.Priority)})
 	}
 	return nil
 }
@@ -356,12 +454,12 @@ func rdma(r *specs.LinuxResources, out *configs.Resources) error {
 	if len(r.Rdma) == 0 {
 		return nil
 	}
-	out.Rdma = map[string]configs.RdmaLimit{}
+	out.Rdma = map[string]cgroups.LinuxRdma{}
 	for dev, l := range r.Rdma {
 		if dev == "" || strings.ContainsAny(dev, " \n") {
 			return fieldErrorf(res+"rdma", "device name %q", dev)
 		}
-		out.Rdma[dev] = configs.RdmaLimit{HcaHandles: l.HcaHandles, HcaObjects: l.HcaObjects}
+		out.Rdma[dev] = cgroups.LinuxRdma{HcaHandles: l.HcaHandles, HcaObjects: l.HcaObjects}
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package specconv
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -40,12 +42,12 @@ func TestCgroupsConvert(t *testing.T) {
 		{"runc's deny-all rule comes first", "", &specs.LinuxResources{
 			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 		}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			Devices: []configs.DeviceRule{{Type: 'a', Major: -1, Minor: -1, Access: "rwm"}},
+			Devices: []*configs.DeviceRule{{Type: 'a', Major: -1, Minor: -1, Permissions: "rwm"}},
 		})}},
 		{"a listed block device", "", &specs.LinuxResources{
 			Devices: []specs.LinuxDeviceCgroup{{Allow: true, Type: "b", Major: i64(7), Minor: i64(0), Access: "rw"}},
 		}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			Devices: []configs.DeviceRule{{Type: 'b', Major: 7, Minor: 0, Access: "rw", Allow: true}},
+			Devices: []*configs.DeviceRule{{Type: 'b', Major: 7, Minor: 0, Permissions: "rw", Allow: true}},
 		})}},
 		{"memory", "", &specs.LinuxResources{Memory: &specs.LinuxMemory{
 			Limit: i64(32 << 20), Reservation: i64(16 << 20), Swap: i64(64 << 20),
@@ -60,8 +62,8 @@ func TestCgroupsConvert(t *testing.T) {
 			Shares: u64(512), Quota: i64(50000), Period: u64(100000), Burst: u64(1000),
 			RealtimeRuntime: i64(100), RealtimePeriod: u64(1000), Cpus: "0-1,3", Mems: "0", Idle: i64(1),
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			CPUShares: 512, CPUQuota: 50000, CPUPeriod: 100000, CPUBurst: u64(1000),
-			CPURtRuntime: 100, CPURtPeriod: 1000, CpusetCpus: "0-1,3", CpusetMems: "0", CPUIdle: i64(1),
+			CpuShares: 512, CpuQuota: 50000, CpuPeriod: 100000, CpuBurst: u64(1000),
+			CpuRtRuntime: 100, CpuRtPeriod: 1000, CpusetCpus: "0-1,3", CpusetMems: "0", CPUIdle: i64(1),
 		})}},
 		{"pids", "", &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(20)}},
 			configs.Cgroup{Resources: withDefaults(configs.Resources{PidsLimit: i64(20)})}},
@@ -72,19 +74,19 @@ func TestCgroupsConvert(t *testing.T) {
 			ThrottleWriteIOPSDevice: []specs.LinuxThrottleDevice{{LinuxBlockIODevice: specs.LinuxBlockIODevice{Major: 8, Minor: 16}, Rate: 100}},
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
 			BlkioWeight: 500, BlkioLeafWeight: 300,
-			BlkioWeightDevice:            []configs.WeightDevice{{Major: 8, Minor: 0, Weight: 100}},
-			BlkioThrottleReadBpsDevice:   []configs.ThrottleDevice{{Major: 8, Minor: 0, Rate: 1 << 20}},
-			BlkioThrottleWriteIOPSDevice: []configs.ThrottleDevice{{Major: 8, Minor: 16, Rate: 100}},
+			BlkioWeightDevice:            []*cgroups.WeightDevice{cgroups.NewWeightDevice(8, 0, 100, 0)},
+			BlkioThrottleReadBpsDevice:   []*cgroups.ThrottleDevice{cgroups.NewThrottleDevice(8, 0, 1<<20)},
+			BlkioThrottleWriteIOPSDevice: []*cgroups.ThrottleDevice{cgroups.NewThrottleDevice(8, 16, 100)},
 		})}},
 		{"hugepages", "", &specs.LinuxResources{HugepageLimits: []specs.LinuxHugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}},
-			configs.Cgroup{Resources: withDefaults(configs.Resources{HugetlbLimit: []configs.HugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}})}},
+			configs.Cgroup{Resources: withDefaults(configs.Resources{HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 1 << 22}}})}},
 		{"network", "", &specs.LinuxResources{Network: &specs.LinuxNetwork{
 			ClassID: u32(0x100001), Priorities: []specs.LinuxInterfacePriority{{Name: "eth0", Priority: 5}},
 		}}, configs.Cgroup{Resources: withDefaults(configs.Resources{
-			NetClsClassid: 0x100001, NetPrioIfpriomap: []configs.IfPriority{{Interface: "eth0", Priority: 5}},
+			NetClsClassid: 0x100001, NetPrioIfpriomap: []*cgroups.IfPrioMap{{Interface: "eth0", Priority: 5}},
 		})}},
 		{"rdma", "", &specs.LinuxResources{Rdma: map[string]specs.LinuxRdma{"mlx5_1": {HcaHandles: u32(3)}}},
-			configs.Cgroup{Resources: withDefaults(configs.Resources{Rdma: map[string]configs.RdmaLimit{"mlx5_1": {HcaHandles: u32(3)}}})}},
+			configs.Cgroup{Resources: withDefaults(configs.Resources{Rdma: map[string]cgroups.LinuxRdma{"mlx5_1": {HcaHandles: u32(3)}}})}},
 		{"unified", "", &specs.LinuxResources{Unified: map[string]string{"memory.high": "1G", "cgroup.max.depth": "3"}},
 			configs.Cgroup{Resources: withDefaults(configs.Resources{Unified: map[string]string{"memory.high": "1G", "cgroup.max.depth": "3"}})}},
 	} {
@@ -110,7 +112,7 @@ func TestCgroupsErrors(t *testing.T) {
 		{`linux.cgroupsPath: "/" is the root cgroup`, "/", nil},
 		{`linux.cgroupsPath: "../x" leaves husk's own cgroup`, "../x", nil},
 		{`linux.resources.devices[0].type: unknown "p"`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "p"}}}},
-		{`linux.resources.devices[1].access: "rwx"`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{}, {Type: "c", Access: "rwx"}}}},
+		{`linux.resources.devices[1].access: "xyz": names no access`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{}, {Type: "c", Access: "xyz"}}}},
 		{`linux.resources.devices[0].major: -5 is negative`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "c", Major: i64(-5)}}}},
 		{`linux.resources.memory.limit: -2`, "", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(-2)}}},
 		{`linux.resources.memory.swap: 1048576 is below memory.limit 2097152`, "", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 20), Swap: i64(1 << 20)}}},
@@ -148,7 +150,7 @@ func TestCgroupsErrors(t *testing.T) {
 func TestUpdateResources(t *testing.T) {
 	cur := configs.Resources{
 		Devices: configs.DefaultDeviceRules(), Memory: 32 << 20, PidsLimit: i64(10), CpusetCpus: "0",
-		HugetlbLimit: []configs.HugepageLimit{{Pagesize: "2MB", Limit: 1}},
+		HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 1}},
 	}
 	got, warnings, err := UpdateResources(cur, &specs.LinuxResources{
 		Devices:        []specs.LinuxDeviceCgroup{{Allow: true, Access: "rwm"}},
@@ -161,7 +163,7 @@ func TestUpdateResources(t *testing.T) {
 	}
 	want := cur
 	want.Memory, want.PidsLimit = 64<<20, i64(20)
-	want.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "1GB", Limit: 2}}
+	want.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "1GB", Limit: 2}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", dump(got), dump(want))
 	}
@@ -172,5 +174,52 @@ func TestUpdateResources(t *testing.T) {
 	_, _, err = UpdateResources(cur, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(128 << 20)}})
 	if !contains(err, "linux.resources.memory.swap: 67108864 is below memory.limit 134217728") {
 		t.Errorf("memory above swap: %v", err)
+	}
+}
+
+func TestCgroupsSystemd(t *testing.T) {
+	conv := func(path string, ann map[string]string) (*configs.Config, error) {
+		s := withSpec(func(s *specs.Spec) {
+			s.Linux.CgroupsPath = path
+			s.Annotations = ann
+		})
+		c, _, err := Convert(s, Options{Bundle: "/b", SystemdCgroup: true})
+		return c, err
+	}
+	for _, tc := range []struct {
+		path                 string
+		parent, prefix, name string
+	}{
+		{"", "system.slice", "husk", ""},
+		{"system.slice:docker:1234", "system.slice", "docker", "1234"},
+		{"kubepods-besteffort-pod1.slice:cri-containerd:abc", "kubepods-besteffort-pod1.slice", "cri-containerd", "abc"},
+		{":husk:c1", "system.slice", "husk", "c1"},
+	} {
+		c, err := conv(tc.path, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.path, err)
+		}
+		cg := c.Cgroup
+		if !cg.Systemd || cg.Parent != tc.parent || cg.ScopePrefix != tc.prefix || cg.Name != tc.name || cg.Path != "" {
+			t.Errorf("%q: %+v", tc.path, cg)
+		}
+	}
+	for _, bad := range []string{"/husk/c1", "a:b", "a.slice:b:c:d", "notaslice:b:c"} {
+		_, err := conv(bad, nil)
+		if err == nil || !strings.Contains(err.Error(), "linux.cgroupsPath") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	c, err := conv("", map[string]string{"org.systemd.property.TimeoutStopSec": "30", "org.systemd.property.CollectMode": "'inactive-or-failed'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := configs.SystemdProperties(c.Cgroup.SystemdProps)
+	if err != nil || len(props) != 2 || props[0].Name != "CollectMode" || props[1].Name != "TimeoutStopUSec" || props[1].Value.Value() != uint64(30e6) {
+		t.Errorf("properties %+v, %v", props, err)
+	}
+	if _, err := conv("", map[string]string{"org.systemd.property.MemoryMax": "lots of"}); err == nil ||
+		!strings.Contains(err.Error(), `org.systemd.property.MemoryMax`) {
+		t.Errorf("bad property value: %v", err)
 	}
 }

@@ -26,6 +26,9 @@ type Options struct {
 	Bundle       string
 	NoPivotRoot  bool
 	NoNewKeyring bool
+	// SystemdCgroup is --systemd-cgroup: linux.cgroupsPath is
+	// "slice:prefix:name" and a systemd unit holds the container.
+	SystemdCgroup bool
 }
 
 // converter carries one conversion: the input, the output, the warnings.

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -68,38 +69,63 @@ type Manager struct {
 	v2 cgroups.Manager
 	// unified are the controllers the unified hierarchy offers.
 	unified map[string]bool
+	// systemd is the name of the container's systemd unit (the systemd
+	// driver); "" for the cgroupfs driver.
+	systemd string
+	// kernelTCP is memory.kernelTCP of the config given to New, which
+	// Set writes with the rest (the library has no field for it).
+	kernelTCP int64
 }
 
 // New is the manager of the cgroups of container id with settings cg,
-// placed by cg.Path (see configs.Cgroup). Nothing is created until Apply.
+// placed by cg.Path (see configs.Cgroup). Nothing is created until Apply;
+// a cgroup already there that holds processes or is frozen is refused.
 func New(cg *configs.Cgroup, id string) (*Manager, error) {
-	p, err := cgroupPath(cg.Path, id)
+	var m *Manager
+	var err error
+	if cg.Systemd {
+		m, err = newSystemd(cg, id, nil)
+	} else {
+		var p string
+		p, err = cgroupPath(cg.Path, id)
+		if err == nil {
+			m, err = open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
+	m.kernelTCP = cg.KernelMemoryTCP
+	// A cgroup that already exists must be empty and not frozen: a
+	// process in it would share the container's limits and die with it,
+	// and a frozen one would stop the container's init for ever. Checked
+	// before the container owns the cgroup, so a refusal leaves it be.
+	if err := m.checkFresh(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Open is the manager of cgroups made earlier, at the paths Paths
-// returned then.
-func Open(paths map[string]string) (*Manager, error) {
+// returned then, for container id with settings cg (which say the
+// driver).
+func Open(paths map[string]string, cg *configs.Cgroup, id string) (*Manager, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no cgroup paths recorded")
+	}
+	if cg != nil && cg.Systemd {
+		return newSystemd(cg, id, paths)
 	}
 	return open(HostLayout(), &cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths)
 }
 
-// cgroupPath is the path a container's cgroups get: linux.cgroupsPath
-// cleaned, or DefaultParent/id.
+// cgroupPath is the path a container's cgroups get: linux.cgroupsPath as
+// specconv checked and cleaned it, or DefaultParent/id.
 func cgroupPath(p, id string) (string, error) {
 	if p == "" {
 		return path.Join(DefaultParent, id), nil
 	}
-	clean := path.Clean(p)
-	if clean == "/" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", fmt.Errorf("linux.cgroupsPath: %q is not a cgroup of its own", p)
-	}
-	return clean, nil
+	return p, nil
 }
 
 // open makes the library's managers for layout. With paths nil they are
@@ -174,6 +200,9 @@ const hybridMount = "/sys/fs/cgroup/unified"
 // Layout is the host layout the manager works on.
 func (m *Manager) Layout() Layout { return m.layout }
 
+// Systemd reports whether a systemd unit holds the container's cgroup.
+func (m *Manager) Systemd() bool { return m.systemd != "" }
+
 // Paths are the container's cgroup directories: controller -> directory,
 // "" for the unified hierarchy. Record them to Open the cgroups later.
 func (m *Manager) Paths() map[string]string {
@@ -197,9 +226,6 @@ func (m *Manager) Apply(pid int) error {
 		if err := m.v1.Apply(pid); err != nil {
 			return fmt.Errorf("join cgroups %s: %w", m.describe(), err)
 		}
-		if m.layout == Hybrid {
-			return m.enableUnified()
-		}
 		return nil
 	}
 	if err := m.v2.Apply(pid); err != nil {
@@ -208,9 +234,33 @@ func (m *Manager) Apply(pid int) error {
 	return nil
 }
 
+// checkFresh refuses a container cgroup that already holds processes or
+// is frozen (runc's words for both).
+func (m *Manager) checkFresh() error {
+	if frozen, err := m.Frozen(); err == nil && frozen {
+		return fmt.Errorf("container's cgroup unexpectedly frozen: %s", m.describe())
+	}
+	// Every hierarchy: on v1 Pids reads only one.
+	var pids []int
+	for _, dir := range m.Paths() {
+		p, err := cgroups.GetAllPids(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("list the processes of cgroup %s: %w", dir, err)
+		}
+		pids = append(pids, p...)
+	}
+	slices.Sort(pids)
+	pids = slices.Compact(pids)
+	if len(pids) > 0 {
+		return fmt.Errorf("container's cgroup is not empty: %d process(es) found in %s (pids %v)", len(pids), m.describe(), pids)
+	}
+	return nil
+}
+
 // enableUnified turns on, from the unified root down to the container's
 // parent, the unified controllers v1 lacks (hugetlb on many hybrid
-// hosts), so their files appear in the container's directory. A failure
+// hosts), so their files appear in the container's directory: only when
+// a limit needs one (Set), so a spec without one writes nothing there. A failure
 // (an ancestor with processes in it) is reported when a limit needs one.
 func (m *Manager) enableUnified() error {
 	var add []string
@@ -274,6 +324,14 @@ func (m *Manager) Exists() bool {
 // Destroy removes every cgroup directory of the container, in every
 // hierarchy. It fails while a process is still in one: see KillAll.
 func (m *Manager) Destroy() error {
+	if m.systemd != "" {
+		// Stops the unit (systemd removes its cgroup) and resets it if it
+		// failed (an OOM kill), so the id can be used again.
+		if err := m.main().Destroy(); err != nil {
+			return fmt.Errorf("remove systemd unit %s: %w", m.systemd, err)
+		}
+		return nil
+	}
 	paths := m.Paths()
 	// RemovePaths deletes from the map it is given.
 	if err := cgroups.RemovePaths(maps.Clone(paths)); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
-	"golang.org/x/sys/unix"
 )
 
 // Tests on this host's real cgroups. They need root and skip otherwise.
@@ -75,39 +74,6 @@ func inCgroup(t *testing.T, dir, script string) string {
 
 const probeDevices = `(exec 3</dev/null) 2>/dev/null && echo null; (exec 3</dev/zero) 2>/dev/null && echo zero; true`
 
-// The eBPF device program, loaded and attached for real to a directory of
-// the unified hierarchy (on a hybrid host the kernel applies it on top of
-// the v1 devices controller).
-func TestDeviceProgramKernel(t *testing.T) {
-	needRoot(t)
-	dir := testDir(t, unifiedMount(t))
-	null := configs.DeviceRule{Type: 'c', Major: 1, Minor: 3, Access: "rwm", Allow: true}
-	zero := configs.DeviceRule{Type: 'c', Major: 1, Minor: 5, Access: "rwm", Allow: true}
-
-	if err := attachDeviceProgram(dir, compile(t, []configs.DeviceRule{null})); err != nil {
-		t.Fatal(err)
-	}
-	if got := inCgroup(t, dir, probeDevices); got != "null\n" {
-		t.Errorf("only /dev/null allowed: shell printed %q", got)
-	}
-	// A second attach replaces the first program.
-	if err := attachDeviceProgram(dir, compile(t, []configs.DeviceRule{null, zero})); err != nil {
-		t.Fatal(err)
-	}
-	if got := inCgroup(t, dir, probeDevices); got != "null\nzero\n" {
-		t.Errorf("null and zero allowed: shell printed %q", got)
-	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	ids, err := bpfProgQuery(fd, unix.BPF_CGROUP_DEVICE)
-	if err != nil || len(ids) != 1 {
-		t.Errorf("programs attached after a replace: %v, %v; want one", ids, err)
-	}
-}
-
 // A whole container life on this host's cgroups, through the adapter:
 // create, join, limit, freeze, measure, kill, remove.
 func TestManagerOnHost(t *testing.T) {
@@ -138,12 +104,12 @@ func TestManagerOnHost(t *testing.T) {
 	r := &configs.Resources{
 		Memory:    64 << 20,
 		PidsLimit: &limit,
-		CPUQuota:  50000,
-		CPUPeriod: 100000,
+		CpuQuota:  50000,
+		CpuPeriod: 100000,
 		Devices:   configs.DefaultDeviceRules(),
 	}
 	if m.unified["hugetlb"] || m.hasV1("hugetlb") {
-		r.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
+		r.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
 	}
 	if err := m.Set(r); err != nil {
 		t.Fatal(err)
@@ -255,8 +221,8 @@ func TestUnavailableControllers(t *testing.T) {
 		want []string
 	}{
 		{configs.Resources{NetClsClassid: 0x100001}, "net_cls", []string{"linux.resources.network.classID", "1048577", "net_cls"}},
-		{configs.Resources{Rdma: map[string]configs.RdmaLimit{"mlx5_0": {}}}, "rdma", []string{"linux.resources.rdma", "rdma"}},
-		{configs.Resources{HugetlbLimit: []configs.HugepageLimit{{Pagesize: "3MB", Limit: 1}}}, "", []string{"linux.resources.hugepageLimits[0].pageSize", "3MB"}},
+		{configs.Resources{Rdma: map[string]cgroups.LinuxRdma{"mlx5_0": {}}}, "rdma", []string{"linux.resources.rdma", "rdma"}},
+		{configs.Resources{HugetlbLimit: []*cgroups.HugepageLimit{{Pagesize: "3MB", Limit: 1}}}, "", []string{"linux.resources.hugepageLimits[0].pageSize", "3MB"}},
 	} {
 		if tc.need != "" && (m.hasV1(tc.need) || m.unified[tc.need]) {
 			continue // the host has it
@@ -301,11 +267,11 @@ func TestV2ManagerOnUnified(t *testing.T) {
 	if err := m.AddPid(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	r := &configs.Resources{Devices: []configs.DeviceRule{{Type: 'c', Major: 1, Minor: 3, Access: "rwm", Allow: true}}}
+	r := &configs.Resources{Devices: []*configs.DeviceRule{{Type: 'c', Major: 1, Minor: 3, Permissions: "rwm", Allow: true}}}
 	if m.unified["hugetlb"] {
 		// The parent must hand the controller down.
 		os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), []byte("+hugetlb"), 0)
-		r.HugetlbLimit = []configs.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
+		r.HugetlbLimit = []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}}
 	}
 	if err := m.Set(r); err != nil {
 		t.Fatal(err)

@@ -75,6 +75,9 @@ func (m *Manager) AddPid(pid int) error {
 // frozen meanwhile (when the host has a freezer), so no process forks a
 // child that escapes the signal; it is left as it was found.
 func (m *Manager) Signal(sig unix.Signal) error {
+	if sig == unix.SIGKILL && m.killAll() {
+		return nil
+	}
 	frozen, _ := m.Frozen() // unknown: try to freeze
 	froze := false
 	if !frozen {
@@ -96,6 +99,17 @@ func (m *Manager) Signal(sig unix.Signal) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// killAll writes cgroup.kill (pure v2, Linux 5.14): the kernel SIGKILLs
+// every process of the cgroup and its children at once, frozen or not, and
+// none can fork away meanwhile. It reports whether it could.
+func (m *Manager) killAll() bool {
+	if m.layout != V2 || m.v2 == nil {
+		return false
+	}
+	err := cgroups.WriteFile(m.v2.Path(""), "cgroup.kill", "1")
+	return err == nil
 }
 
 // KillAll SIGKILLs every process of the container, thaws it (a frozen

@@ -3,17 +3,44 @@ package cgroup
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
-	devcfg "github.com/opencontainers/cgroups/devices/config"
 )
 
-// Set applies r, all of it, device rules included: at create time.
+// Set applies r, all of it, device rules included, and the
+// memory.kernelTCP given to New: at create time.
 func (m *Manager) Set(r *configs.Resources) error {
+	if err := m.setKernelTCP(); err != nil {
+		return err
+	}
 	return m.set(r, false)
+}
+
+// setKernelTCP writes memory.kernelTCP to v1's
+// memory.kmem.tcp.limit_in_bytes, and refuses it where the container's
+// memory cgroup has no such file (cgroup v2, or a kernel without it).
+func (m *Manager) setKernelTCP() error {
+	if m.kernelTCP == 0 {
+		return nil
+	}
+	const file = "memory.kmem.tcp.limit_in_bytes"
+	field := res + "memory.kernelTCP"
+	dir := m.v1Path("memory")
+	if dir == "" {
+		return fmt.Errorf("%s: %d: cgroup %s (this host's memory controller) has no kernel TCP memory limit (cgroup v1's %s)", field, m.kernelTCP, m.layout, file)
+	}
+	if !cgroups.PathExists(filepath.Join(dir, file)) {
+		return fmt.Errorf("%s: %d: this kernel has no %s", field, m.kernelTCP, file)
+	}
+	if err := cgroups.WriteFile(dir, file, strconv.FormatInt(m.kernelTCP, 10)); err != nil {
+		return fmt.Errorf("%s: %d: %w", field, m.kernelTCP, err)
+	}
+	return nil
 }
 
 // Update applies r to a running container. Device rules are left as they
@@ -33,9 +60,17 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 	}
 	v1res.SkipDevices = v1res.SkipDevices || skipDevices
 	v2res.SkipDevices = v2res.SkipDevices || skipDevices
+	if err := m.leaveIdle(v1res); err != nil {
+		return explain(r, err)
+	}
 	if m.v1 != nil {
 		if err := m.v1.Set(v1res); err != nil {
 			return explain(r, err)
+		}
+	}
+	if m.layout == Hybrid && v2used {
+		if err := m.enableUnified(); err != nil {
+			return err
 		}
 	}
 	if m.v2 != nil && (m.layout == V2 || v2used) {
@@ -50,7 +85,7 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 type group struct {
 	v1, v2 string                             // the controller in each version; "" where it has none
 	fields func(r *configs.Resources) []field // the group's fields in r
-	copy   func(dst *cgroups.Resources, r *configs.Resources)
+	copy   func(dst, r *configs.Resources)    // the group's fields from r to dst
 }
 
 // field is one field of linux.resources in a Resources.
@@ -91,46 +126,42 @@ var groups = []group{
 			{r.MemoryReservation != 0, "memory.reservation", r.MemoryReservation},
 			{r.MemorySwap != 0, "memory.swap", r.MemorySwap},
 		}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
+	}, func(d, r *configs.Resources) {
 		d.Memory, d.MemoryReservation, d.MemorySwap = r.Memory, r.MemoryReservation, r.MemorySwap
 		d.MemoryCheckBeforeUpdate = r.MemoryCheckBeforeUpdate
 	}},
 	{"memory", "", func(r *configs.Resources) []field {
 		return []field{{r.MemorySwappiness != nil, "memory.swappiness", deref(r.MemorySwappiness)}}
-	}, func(d *cgroups.Resources, r *configs.Resources) { d.MemorySwappiness = r.MemorySwappiness }},
+	}, func(d, r *configs.Resources) { d.MemorySwappiness = r.MemorySwappiness }},
 	{"memory", "", func(r *configs.Resources) []field {
 		return []field{{r.OomKillDisable, "memory.disableOOMKiller", true}}
-	}, func(d *cgroups.Resources, r *configs.Resources) { d.OomKillDisable = r.OomKillDisable }},
+	}, func(d, r *configs.Resources) { d.OomKillDisable = r.OomKillDisable }},
 	{"cpu", "cpu", func(r *configs.Resources) []field {
 		return []field{
-			{r.CPUShares != 0, "cpu.shares", r.CPUShares},
-			{r.CPUQuota != 0, "cpu.quota", r.CPUQuota},
-			{r.CPUPeriod != 0, "cpu.period", r.CPUPeriod},
-			{r.CPUBurst != nil, "cpu.burst", deref(r.CPUBurst)},
+			{r.CpuShares != 0, "cpu.shares", r.CpuShares},
+			{r.CpuQuota != 0, "cpu.quota", r.CpuQuota},
+			{r.CpuPeriod != 0, "cpu.period", r.CpuPeriod},
+			{r.CpuBurst != nil, "cpu.burst", deref(r.CpuBurst)},
 			{r.CPUIdle != nil, "cpu.idle", deref(r.CPUIdle)},
 		}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		d.CpuShares, d.CpuQuota, d.CpuPeriod, d.CpuBurst, d.CPUIdle = r.CPUShares, r.CPUQuota, r.CPUPeriod, r.CPUBurst, r.CPUIdle
+	}, func(d, r *configs.Resources) {
+		d.CpuShares, d.CpuQuota, d.CpuPeriod, d.CpuBurst, d.CPUIdle = r.CpuShares, r.CpuQuota, r.CpuPeriod, r.CpuBurst, r.CPUIdle
 	}},
 	{"cpu", "", func(r *configs.Resources) []field {
 		return []field{
-			{r.CPURtRuntime != 0, "cpu.realtimeRuntime", r.CPURtRuntime},
-			{r.CPURtPeriod != 0, "cpu.realtimePeriod", r.CPURtPeriod},
+			{r.CpuRtRuntime != 0, "cpu.realtimeRuntime", r.CpuRtRuntime},
+			{r.CpuRtPeriod != 0, "cpu.realtimePeriod", r.CpuRtPeriod},
 		}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		d.CpuRtRuntime, d.CpuRtPeriod = r.CPURtRuntime, r.CPURtPeriod
-	}},
+	}, func(d, r *configs.Resources) { d.CpuRtRuntime, d.CpuRtPeriod = r.CpuRtRuntime, r.CpuRtPeriod }},
 	{"cpuset", "cpuset", func(r *configs.Resources) []field {
 		return []field{
 			{r.CpusetCpus != "", "cpu.cpus", r.CpusetCpus},
 			{r.CpusetMems != "", "cpu.mems", r.CpusetMems},
 		}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		d.CpusetCpus, d.CpusetMems = r.CpusetCpus, r.CpusetMems
-	}},
+	}, func(d, r *configs.Resources) { d.CpusetCpus, d.CpusetMems = r.CpusetCpus, r.CpusetMems }},
 	{"pids", "pids", func(r *configs.Resources) []field {
 		return []field{{r.PidsLimit != nil, "pids.limit", deref(r.PidsLimit)}}
-	}, func(d *cgroups.Resources, r *configs.Resources) { d.PidsLimit = r.PidsLimit }},
+	}, func(d, r *configs.Resources) { d.PidsLimit = r.PidsLimit }},
 	{"blkio", "io", func(r *configs.Resources) []field {
 		return []field{
 			{r.BlkioWeight != 0, "blockIO.weight", r.BlkioWeight},
@@ -140,59 +171,30 @@ var groups = []group{
 			{len(r.BlkioThrottleReadIOPSDevice) > 0, "blockIO.throttleReadIOPSDevice", r.BlkioThrottleReadIOPSDevice},
 			{len(r.BlkioThrottleWriteIOPSDevice) > 0, "blockIO.throttleWriteIOPSDevice", r.BlkioThrottleWriteIOPSDevice},
 		}
-	}, copyBlkio},
+	}, func(d, r *configs.Resources) {
+		d.BlkioWeight, d.BlkioWeightDevice = r.BlkioWeight, r.BlkioWeightDevice
+		d.BlkioThrottleReadBpsDevice, d.BlkioThrottleWriteBpsDevice = r.BlkioThrottleReadBpsDevice, r.BlkioThrottleWriteBpsDevice
+		d.BlkioThrottleReadIOPSDevice, d.BlkioThrottleWriteIOPSDevice = r.BlkioThrottleReadIOPSDevice, r.BlkioThrottleWriteIOPSDevice
+	}},
 	{"blkio", "", func(r *configs.Resources) []field {
-		leaf := slices.ContainsFunc(r.BlkioWeightDevice, func(w configs.WeightDevice) bool { return w.LeafWeight != 0 })
+		leaf := slices.ContainsFunc(r.BlkioWeightDevice, func(w *cgroups.WeightDevice) bool { return w.LeafWeight != 0 })
 		return []field{
 			{r.BlkioLeafWeight != 0, "blockIO.leafWeight", r.BlkioLeafWeight},
 			{leaf, "blockIO.weightDevice[].leafWeight", r.BlkioWeightDevice},
 		}
-	}, func(d *cgroups.Resources, r *configs.Resources) { d.BlkioLeafWeight = r.BlkioLeafWeight }},
+	}, func(d, r *configs.Resources) { d.BlkioLeafWeight = r.BlkioLeafWeight }},
 	{"hugetlb", "hugetlb", func(r *configs.Resources) []field {
 		return []field{{len(r.HugetlbLimit) > 0, "hugepageLimits", r.HugetlbLimit}}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		for _, h := range r.HugetlbLimit {
-			d.HugetlbLimit = append(d.HugetlbLimit, &cgroups.HugepageLimit{Pagesize: h.Pagesize, Limit: h.Limit})
-		}
-	}},
+	}, func(d, r *configs.Resources) { d.HugetlbLimit = r.HugetlbLimit }},
 	{"net_cls", "", func(r *configs.Resources) []field {
 		return []field{{r.NetClsClassid != 0, "network.classID", r.NetClsClassid}}
-	}, func(d *cgroups.Resources, r *configs.Resources) { d.NetClsClassid = r.NetClsClassid }},
+	}, func(d, r *configs.Resources) { d.NetClsClassid = r.NetClsClassid }},
 	{"net_prio", "", func(r *configs.Resources) []field {
 		return []field{{len(r.NetPrioIfpriomap) > 0, "network.priorities", r.NetPrioIfpriomap}}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		for _, p := range r.NetPrioIfpriomap {
-			d.NetPrioIfpriomap = append(d.NetPrioIfpriomap, &cgroups.IfPrioMap{Interface: p.Interface, Priority: int64(p.Priority)})
-		}
-	}},
+	}, func(d, r *configs.Resources) { d.NetPrioIfpriomap = r.NetPrioIfpriomap }},
 	{"rdma", "rdma", func(r *configs.Resources) []field {
 		return []field{{len(r.Rdma) > 0, "rdma", r.Rdma}}
-	}, func(d *cgroups.Resources, r *configs.Resources) {
-		d.Rdma = map[string]cgroups.LinuxRdma{}
-		for dev, l := range r.Rdma {
-			d.Rdma[dev] = cgroups.LinuxRdma{HcaHandles: l.HcaHandles, HcaObjects: l.HcaObjects}
-		}
-	}},
-}
-
-func copyBlkio(d *cgroups.Resources, r *configs.Resources) {
-	d.BlkioWeight = r.BlkioWeight
-	for _, w := range r.BlkioWeightDevice {
-		d.BlkioWeightDevice = append(d.BlkioWeightDevice, cgroups.NewWeightDevice(w.Major, w.Minor, w.Weight, w.LeafWeight))
-	}
-	for _, l := range []struct {
-		dst *[]*cgroups.ThrottleDevice
-		src []configs.ThrottleDevice
-	}{
-		{&d.BlkioThrottleReadBpsDevice, r.BlkioThrottleReadBpsDevice},
-		{&d.BlkioThrottleWriteBpsDevice, r.BlkioThrottleWriteBpsDevice},
-		{&d.BlkioThrottleReadIOPSDevice, r.BlkioThrottleReadIOPSDevice},
-		{&d.BlkioThrottleWriteIOPSDevice, r.BlkioThrottleWriteIOPSDevice},
-	} {
-		for _, t := range l.src {
-			*l.dst = append(*l.dst, cgroups.NewThrottleDevice(t.Major, t.Minor, t.Rate))
-		}
-	}
+	}, func(d, r *configs.Resources) { d.Rdma = r.Rdma }},
 }
 
 func deref[T any](p *T) any {
@@ -230,10 +232,10 @@ func (m *Manager) route(r *configs.Resources) (v1res, v2res *cgroups.Resources, 
 		return nil, nil, false, err
 	}
 	v2used = v2used || len(v2res.Unified) > 0
-	rules, err := deviceRules(r.Devices)
-	if err != nil {
+	if err := checkDeviceRules(r.Devices); err != nil {
 		return nil, nil, false, err
 	}
+	rules := r.Devices
 	if m.layout == V2 {
 		v2res.Devices = rules
 		v1res.SkipDevices = true
@@ -295,18 +297,13 @@ func (m *Manager) routeUnified(r *configs.Resources, v2res *cgroups.Resources) e
 	return nil
 }
 
-// deviceRules converts the rules, checking each.
-func deviceRules(rules []configs.DeviceRule) ([]*devcfg.Rule, error) {
-	out := make([]*devcfg.Rule, 0, len(rules))
-	for i, d := range rules {
-		r := &devcfg.Rule{Type: devcfg.Type(d.Type), Major: d.Major, Minor: d.Minor, Permissions: devcfg.Permissions(d.Access), Allow: d.Allow}
-		if !r.Type.CanCgroup() {
-			return nil, fmt.Errorf("%sdevices[%d].type: %q: want a, b or c", res, i, string(d.Type))
-		}
-		if !r.Permissions.IsValid() || r.Permissions.IsEmpty() {
-			return nil, fmt.Errorf("%sdevices[%d].access: %q: want letters of rwm", res, i, d.Access)
-		}
-		out = append(out, r)
+// leaveIdle writes cpu.idle 0 first on v1, when r turns it off: the
+// library writes cpu.shares before cpu.idle, and the kernel refuses
+// shares for a group that is still idle (EINVAL).
+func (m *Manager) leaveIdle(v1res *configs.Resources) error {
+	dir := m.v1Path("cpu")
+	if dir == "" || v1res.CPUIdle == nil || *v1res.CPUIdle != 0 {
+		return nil
 	}
-	return out, nil
+	return cgroups.WriteFile(dir, "cpu.idle", "0")
 }

@@ -1,118 +1,66 @@
 package configs
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	systemdDbus "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
+	"github.com/opencontainers/cgroups"
+	devcfg "github.com/opencontainers/cgroups/devices/config"
+)
+
 // Cgroup is where the container's cgroups are and what they limit, from
 // linux.cgroupsPath and linux.resources. A nil Config.Cgroup means neither
 // was given: the default path, no limits, the default device rules.
+//
+// The limits are the cgroup library's own Resources (as in runc's
+// config): specconv converts config.json into them once, and the cgroup
+// managers apply them as they are.
 type Cgroup struct {
-	// Path is linux.cgroupsPath, cleaned: absolute (from the root of every
-	// hierarchy), relative (to husk's own cgroup) or empty (husk's
-	// default, /husk/<id>).
-	Path      string    `json:"path,omitempty"`
+	// Path is linux.cgroupsPath, cleaned, for the cgroupfs driver:
+	// absolute (from the root of every hierarchy), relative (to husk's own
+	// cgroup) or empty (husk's default, /husk/<id>).
+	Path string `json:"path,omitempty"`
+	// Systemd is set for the systemd driver (--systemd-cgroup); the unit
+	// is then Parent (a slice) and ScopePrefix-Name.scope, from a
+	// "slice:prefix:name" cgroupsPath.
+	Systemd     bool   `json:"systemd,omitempty"`
+	Parent      string `json:"parent,omitempty"`
+	ScopePrefix string `json:"scope_prefix,omitempty"`
+	Name        string `json:"name,omitempty"`
+	// SystemdProps are the org.systemd.property.* annotations, as
+	// "Name=value" texts in systemd's syntax.
+	SystemdProps map[string]string `json:"systemd_props,omitempty"`
+
 	Resources Resources `json:"resources"`
+	// KernelMemoryTCP is memory.kernelTCP, bytes (-1 unlimited): v1's
+	// memory.kmem.tcp.limit_in_bytes, which the library does not write.
+	KernelMemoryTCP int64 `json:"kernel_memory_tcp,omitempty"`
 }
 
-// Resources are the limits of linux.resources. A zero value leaves the
-// kernel's default; pointers tell "not set" from an explicit zero.
-type Resources struct {
-	// Devices are the device access rules in order, the last matching
-	// one deciding; everything starts denied.
-	Devices []DeviceRule `json:"devices,omitempty"`
+// Resources are the limits of linux.resources: the library's type.
+type Resources = cgroups.Resources
 
-	Memory            int64   `json:"memory,omitempty"`             // bytes; -1 unlimited
-	MemoryReservation int64   `json:"memory_reservation,omitempty"` // bytes
-	MemorySwap        int64   `json:"memory_swap,omitempty"`        // memory+swap bytes; -1 unlimited
-	MemorySwappiness  *uint64 `json:"memory_swappiness,omitempty"`
-	OomKillDisable    bool    `json:"oom_kill_disable,omitempty"`
-	// MemoryCheckBeforeUpdate refuses an update below current usage (v2).
-	MemoryCheckBeforeUpdate bool `json:"memory_check_before_update,omitempty"`
-
-	CPUShares    uint64  `json:"cpu_shares,omitempty"`
-	CPUQuota     int64   `json:"cpu_quota,omitempty"`  // µs per period; -1 unlimited
-	CPUPeriod    uint64  `json:"cpu_period,omitempty"` // µs
-	CPUBurst     *uint64 `json:"cpu_burst,omitempty"`  // µs
-	CPURtRuntime int64   `json:"cpu_rt_runtime,omitempty"`
-	CPURtPeriod  uint64  `json:"cpu_rt_period,omitempty"`
-	CPUIdle      *int64  `json:"cpu_idle,omitempty"`
-	CpusetCpus   string  `json:"cpuset_cpus,omitempty"`
-	CpusetMems   string  `json:"cpuset_mems,omitempty"`
-
-	PidsLimit *int64 `json:"pids_limit,omitempty"` // <= 0: unlimited
-
-	BlkioWeight                  uint16           `json:"blkio_weight,omitempty"`
-	BlkioLeafWeight              uint16           `json:"blkio_leaf_weight,omitempty"`
-	BlkioWeightDevice            []WeightDevice   `json:"blkio_weight_device,omitempty"`
-	BlkioThrottleReadBpsDevice   []ThrottleDevice `json:"blkio_throttle_read_bps_device,omitempty"`
-	BlkioThrottleWriteBpsDevice  []ThrottleDevice `json:"blkio_throttle_write_bps_device,omitempty"`
-	BlkioThrottleReadIOPSDevice  []ThrottleDevice `json:"blkio_throttle_read_iops_device,omitempty"`
-	BlkioThrottleWriteIOPSDevice []ThrottleDevice `json:"blkio_throttle_write_iops_device,omitempty"`
-
-	HugetlbLimit []HugepageLimit `json:"hugetlb_limit,omitempty"`
-
-	NetClsClassid    uint32       `json:"net_cls_classid,omitempty"`
-	NetPrioIfpriomap []IfPriority `json:"net_prio_ifpriomap,omitempty"`
-
-	Rdma map[string]RdmaLimit `json:"rdma,omitempty"`
-
-	// Unified are cgroup v2 file names and the values written to them.
-	Unified map[string]string `json:"unified,omitempty"`
-}
+// DeviceRule allows or denies access to devices: the library's type.
+// Type is 'a' (all), 'c' or 'b'; Permissions a subset of "rwm".
+type DeviceRule = devcfg.Rule
 
 // Wildcard as a device rule's major or minor matches every number.
-const Wildcard int64 = -1
-
-// DeviceRule allows or denies access to devices. Type is 'a' (all), 'c'
-// or 'b'; Access is a subset of "rwm".
-type DeviceRule struct {
-	Type   rune   `json:"type"`
-	Major  int64  `json:"major"`
-	Minor  int64  `json:"minor"`
-	Access string `json:"access"`
-	Allow  bool   `json:"allow"`
-}
-
-// WeightDevice is a per-device block I/O weight.
-type WeightDevice struct {
-	Major      int64  `json:"major"`
-	Minor      int64  `json:"minor"`
-	Weight     uint16 `json:"weight,omitempty"`
-	LeafWeight uint16 `json:"leaf_weight,omitempty"`
-}
-
-// ThrottleDevice is a per-device block I/O rate limit.
-type ThrottleDevice struct {
-	Major int64  `json:"major"`
-	Minor int64  `json:"minor"`
-	Rate  uint64 `json:"rate"`
-}
-
-// HugepageLimit limits the huge pages of one size ("2MB", "1GB").
-type HugepageLimit struct {
-	Pagesize string `json:"page_size"`
-	Limit    uint64 `json:"limit"`
-}
-
-// IfPriority is the network priority of traffic through one interface.
-type IfPriority struct {
-	Interface string `json:"interface"`
-	Priority  uint32 `json:"priority"`
-}
-
-// RdmaLimit limits the RDMA handles and objects of one device.
-type RdmaLimit struct {
-	HcaHandles *uint32 `json:"hca_handles,omitempty"`
-	HcaObjects *uint32 `json:"hca_objects,omitempty"`
-}
+const Wildcard int64 = devcfg.Wildcard
 
 // DefaultDeviceRules are appended after the rules of linux.resources, as
 // runc does: mknod of any node (opening it is another matter), the OCI
 // default devices, the pty devices and /dev/net/tun.
-func DefaultDeviceRules() []DeviceRule {
-	rw := func(major, minor int64) DeviceRule {
-		return DeviceRule{Type: 'c', Major: major, Minor: minor, Access: "rwm", Allow: true}
+func DefaultDeviceRules() []*DeviceRule {
+	rw := func(major, minor int64) *DeviceRule {
+		return &DeviceRule{Type: devcfg.CharDevice, Major: major, Minor: minor, Permissions: "rwm", Allow: true}
 	}
-	return []DeviceRule{
-		{Type: 'c', Major: Wildcard, Minor: Wildcard, Access: "m", Allow: true},
-		{Type: 'b', Major: Wildcard, Minor: Wildcard, Access: "m", Allow: true},
+	return []*DeviceRule{
+		{Type: devcfg.CharDevice, Major: Wildcard, Minor: Wildcard, Permissions: "m", Allow: true},
+		{Type: devcfg.BlockDevice, Major: Wildcard, Minor: Wildcard, Permissions: "m", Allow: true},
 		rw(1, 3),          // /dev/null
 		rw(1, 5),          // /dev/zero
 		rw(1, 7),          // /dev/full
@@ -132,4 +80,51 @@ func (c *Config) CgroupConfig() *Cgroup {
 		return c.Cgroup
 	}
 	return &Cgroup{Resources: Resources{Devices: DefaultDeviceRules()}}
+}
+
+// SystemdProperties converts the org.systemd.property.* annotations (see
+// Cgroup.SystemdProps) into D-Bus properties, as runc does: the value in
+// D-Bus's text syntax ("uint64 100", "true", "'text'"), and a NAMESec
+// property given in seconds becomes NAMEUSec in microseconds.
+func SystemdProperties(props map[string]string) ([]systemdDbus.Property, error) {
+	var out []systemdDbus.Property
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		field := fmt.Sprintf("annotations[%q]", "org.systemd.property."+name)
+		v, err := dbus.ParseVariant(props[name], dbus.Signature{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: not a D-Bus value: %w", field, props[name], err)
+		}
+		if strings.HasSuffix(name, "Sec") {
+			sec, err := seconds(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", field, props[name], err)
+			}
+			name, v = strings.TrimSuffix(name, "Sec")+"USec", dbus.MakeVariant(sec)
+		}
+		out = append(out, systemdDbus.Property{Name: name, Value: v})
+	}
+	return out, nil
+}
+
+// seconds is a time in seconds as systemd's microseconds.
+func seconds(v dbus.Variant) (uint64, error) {
+	switch s := v.Value().(type) {
+	case float64:
+		if s >= 0 {
+			return uint64(s * 1e6), nil
+		}
+	case int32:
+		if s >= 0 {
+			return uint64(s) * 1e6, nil
+		}
+	case int64:
+		if s >= 0 {
+			return uint64(s) * 1e6, nil
+		}
+	case uint32:
+		return uint64(s) * 1e6, nil
+	case uint64:
+		return s * 1e6, nil
+	}
+	return 0, fmt.Errorf("a ...Sec property wants a number of seconds, not %s", v.Signature())
 }

@@ -1,0 +1,119 @@
+package cgroup
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"github.com/opencontainers/cgroups/systemd"
+)
+
+// The systemd driver (--systemd-cgroup): the container's cgroup is a
+// transient scope, Parent/ScopePrefix-Name.scope, made over D-Bus with
+// Delegate=yes by the library's systemd manager. It sets each resource as
+// a unit property where systemd has one and writes the cgroup files for
+// the rest, as runc does; device rules become DeviceAllow= properties and
+// the eBPF program.
+
+// dbusTimeout bounds every call that talks to systemd: a dbus or systemd
+// that stopped answering makes husk fail, not hang.
+const dbusTimeout = 45 * time.Second
+
+// newSystemd is the manager of a container's systemd scope; paths are
+// the ones recorded at create, nil to compute them.
+func newSystemd(cg *configs.Cgroup, id string, paths map[string]string) (*Manager, error) {
+	if !systemd.IsRunningSystemd() {
+		return nil, noSystemd()
+	}
+	name := cg.Name
+	if name == "" {
+		name = id
+	}
+	props, err := configs.SystemdProperties(cg.SystemdProps)
+	if err != nil {
+		return nil, err
+	}
+	lc := &cgroups.Cgroup{
+		Systemd:      true,
+		Parent:       cg.Parent,
+		ScopePrefix:  cg.ScopePrefix,
+		Name:         name,
+		Resources:    &cgroups.Resources{},
+		SystemdProps: props,
+	}
+	mgr, err := manager.NewWithPaths(lc, paths)
+	if err != nil {
+		return nil, fmt.Errorf("systemd unit %s: %w", unitName(lc), err)
+	}
+	m := &Manager{layout: HostLayout(), systemd: unitName(lc)}
+	timed := timedManager{mgr, m.systemd}
+	if m.layout == V2 {
+		m.v2 = timed
+		m.unified = readControllers(fs2Root)
+	} else {
+		// v1 and hybrid: the library's legacy systemd manager joins
+		// every hierarchy itself.
+		m.layout = V1
+		m.v1 = timed
+	}
+	return m, nil
+}
+
+const fs2Root = "/sys/fs/cgroup"
+
+// unitName is the scope's name, as the library makes it.
+func unitName(c *cgroups.Cgroup) string {
+	if strings.HasSuffix(c.Name, ".slice") {
+		return c.Name
+	}
+	return c.ScopePrefix + "-" + c.Name + ".scope"
+}
+
+// noSystemd says why --systemd-cgroup cannot work here.
+func noSystemd() error {
+	comm, err := os.ReadFile("/proc/1/comm")
+	pid1 := strings.TrimSpace(string(comm))
+	if err != nil {
+		pid1 = "unknown"
+	}
+	return fmt.Errorf("--systemd-cgroup: systemd is not running on this host (no /run/systemd/system; PID 1 is %q): drop the flag to let husk manage the cgroups itself (cgroupfs)", pid1)
+}
+
+// timedManager is a library manager whose D-Bus calls are bounded by
+// dbusTimeout. The library reconnects after a restarted dbus or systemd;
+// this covers one that does not answer at all.
+type timedManager struct {
+	cgroups.Manager
+	unit string
+}
+
+func (t timedManager) timed(what string, call func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(dbusTimeout):
+		return fmt.Errorf("systemd unit %s: %s: no answer from systemd over D-Bus in %s", t.unit, what, dbusTimeout)
+	}
+}
+
+func (t timedManager) Apply(pid int) error {
+	return t.timed("start", func() error { return t.Manager.Apply(pid) })
+}
+
+func (t timedManager) Set(r *cgroups.Resources) error {
+	return t.timed("set properties", func() error { return t.Manager.Set(r) })
+}
+
+func (t timedManager) Freeze(state cgroups.FreezerState) error {
+	return t.timed("freeze", func() error { return t.Manager.Freeze(state) })
+}
+
+func (t timedManager) Destroy() error {
+	return t.timed("stop", func() error { return t.Manager.Destroy() })
+}
