@@ -102,7 +102,7 @@ state_field() {
 	start=$SECONDS
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
 	[ $((SECONDS - start)) -lt 10 ] || fail "create took $((SECONDS - start))s with a 1s hook timeout"
-	assert_contains "$output" 'hooks.createRuntime[0] "/bin/sh": timed out after 1s: waiting'
+	assert_contains "$output" 'hooks.createRuntime[0]: error running createRuntime hook #0: "/bin/sh": timed out after 1s: waiting'
 	assert_no_container "$id"
 	# A failed createRuntime ends the lifecycle with the poststop hooks.
 	[ "$(state_field poststop status)" = stopped ] || fail "poststop did not run after the failed create"
@@ -114,7 +114,7 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "sleep 60"], timeout: 1}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createContainer[0] "/bin/sh": timed out after 1s'
+	assert_contains "$output" 'hooks.createContainer[0]: error running createContainer hook #0: "/bin/sh": timed out after 1s'
 	assert_no_container "$id"
 }
 
@@ -123,7 +123,7 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "echo broken >&2; exit 4"]}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createContainer[0] "/bin/sh": exit status 4: broken'
+	assert_contains "$output" 'hooks.createContainer[0]: error running createContainer hook #0: "/bin/sh": exit status 4: broken'
 	assert_no_container "$id"
 }
 
@@ -144,7 +144,7 @@ state_field() {
 	set_args sh -c 'echo should-not-run > /hookout/ran'
 	create_bg "$id"
 	run ! husk start "$id"
-	assert_contains "$output" 'hooks.startContainer[0] "/bin/sh": exit status 7: no-start'
+	assert_contains "$output" 'hooks.startContainer[0]: error running startContainer hook #0: "/bin/sh": exit status 7: no-start'
 	wait_for_status "$id" stopped
 	[ ! -e "$OUT/ran" ] || fail "the process ran"
 	husk delete "$id"
@@ -207,6 +207,6 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createRuntime = [{path: "/nonexistent/hook"}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createRuntime[0] "/nonexistent/hook"' "no such file or directory"
+	assert_contains "$output" 'hooks.createRuntime[0]: error running createRuntime hook #0: "/nonexistent/hook"' "no such file or directory"
 	assert_no_container "$id"
 }
