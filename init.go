@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/initproc"
 	// The cgo constructor that joins and unshares namespaces before the Go
 	// runtime starts; a no-op unless husk was started as `husk init`.
 	_ "github.com/husk-runtime/husk/nsenter"
@@ -15,7 +15,7 @@ var initCommand = &cli.Command{
 	Usage:  "internal: the container's first process (do not call)",
 	Hidden: true,
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		libcontainer.Init() // exits
+		initproc.Init() // exits
 		return nil
 	},
 }

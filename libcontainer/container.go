@@ -1,6 +1,8 @@
-// Package libcontainer creates, starts and tears down containers: the
-// parent side of the create -> init -> start spine (create.go, start.go),
-// the container's own init (init.go) and the state store (state.go).
+// Package libcontainer is the parent side of a container: the Container
+// API (create, start, exec, signal, pause, delete), the state store
+// (state.go), and spawning `husk init` (spawn.go) and walking it through
+// the handshake (handshake.go). What runs inside `husk init` is package
+// initproc; the contract between the two sides is package bootstrap.
 package libcontainer
 
 import (

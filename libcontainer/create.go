@@ -107,13 +107,13 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		return err
 	}
 	pid, err := startInit(&initRequest{
-		cfg:         o.Config,
-		msg:         bootstrapMessage(o.Config),
-		fifoPath:    fifo,
-		stdio:       [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
-		preserved:   o.ExtraFiles,
-		join:        func(pid int) error { return joinCgroups(cg, o.Config, pid) },
-		createHooks: c.runCreateHooks,
+		cfg:          o.Config,
+		msg:          bootstrapMessage(o.Config),
+		fifoPath:     fifo,
+		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		preserved:    o.ExtraFiles,
+		join:         func(pid int) error { return joinCgroups(cg, o.Config, pid) },
+		runtimeHooks: c.runCreateRuntimeHooks,
 	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.

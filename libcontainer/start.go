@@ -7,15 +7,8 @@ import (
 	"os/signal"
 	"path/filepath"
 
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"golang.org/x/sys/unix"
-)
-
-// What init writes into exec.fifo once start opened it: fifoGo when it
-// goes on to exec the process, or else why not (a startContainer hook
-// failed), in one write of at most fifoMsgMax bytes (atomic on a pipe).
-const (
-	fifoGo     = '0'
-	fifoMsgMax = 4000
 )
 
 // Start lets a created container's init exec the process: init is blocked
@@ -62,9 +55,9 @@ func awaitFifo(path string, pid int) error {
 			return fmt.Errorf("poll exec fifo: %w", err)
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
-			var b [fifoMsgMax]byte
+			var b [bootstrap.FifoMsgMax]byte
 			if n, _ := unix.Read(fifo, b[:]); n > 0 {
-				if n == 1 && b[0] == fifoGo {
+				if n == 1 && b[0] == bootstrap.FifoGo {
 					return nil
 				}
 				return errors.New(string(b[:n]))

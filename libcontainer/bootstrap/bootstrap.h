@@ -34,6 +34,8 @@
 #define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"
 #define HUSK_ENV_LOGPIPE  "_HUSK_LOGPIPE"
 #define HUSK_ENV_FIFOFD   "_HUSK_FIFOFD"
+#define HUSK_ENV_CONSOLEFD  "_HUSK_CONSOLE_FD"  /* connected to --console-socket            */
+#define HUSK_ENV_LISTENERFD "_HUSK_LISTENER_FD" /* connected to linux.seccomp.listenerPath */
 
 /*
  * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC

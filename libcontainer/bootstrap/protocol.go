@@ -48,18 +48,6 @@ const (
 	AttrTimensOffsets = C.HUSK_ATTR_TIMENS_OFFSETS
 )
 
-// Environment variables that name init's inherited fds (bootstrap.h).
-const (
-	EnvInitPipe = C.HUSK_ENV_INITPIPE
-	EnvLogPipe  = C.HUSK_ENV_LOGPIPE
-	EnvFifoFd   = C.HUSK_ENV_FIFOFD
-	EnvInitType = C.HUSK_ENV_INITTYPE
-
-	// InitTypeExec in EnvInitType: init stands in for a process exec'd
-	// into a running container.
-	InitTypeExec = C.HUSK_INITTYPE_EXEC
-)
-
 // SyncType is the type of a sync frame.
 type SyncType uint32
 

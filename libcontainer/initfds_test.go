@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
@@ -16,8 +17,8 @@ func TestInitExtrasNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.close()
-	if len(x.files) != 0 || len(x.env(6)) != 0 {
-		t.Errorf("extras without terminal or seccomp: %v %v", x.files, x.env(6))
+	if len(x.files) != 0 || len(x.names) != 0 {
+		t.Errorf("extras without terminal or seccomp: %v %v", x.files, x.names)
 	}
 }
 
@@ -48,8 +49,8 @@ func TestInitExtras(t *testing.T) {
 	if cfg.Seccomp.Program == nil || len(cfg.Seccomp.Program.Filter) == 0 {
 		t.Error("the filter was not compiled")
 	}
-	want := []string{envConsoleFd + "=6", envListenerFd + "=7"}
-	if got := x.env(6); !slices.Equal(got, want) || len(x.files) != 2 {
+	want := []string{bootstrap.EnvConsoleFd + "=8", bootstrap.EnvListenerFd + "=9"}
+	if got := bootstrap.InitEnv(5, true, false, x.names)[3:]; !slices.Equal(got, want) || len(x.files) != 2 {
 		t.Errorf("env %q with %d files, want %q", got, len(x.files), want)
 	}
 }

@@ -1,4 +1,4 @@
-package libcontainer
+package initproc
 
 import (
 	"fmt"

@@ -4,18 +4,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
-)
-
-// Environment variables naming the extra fds init may get, after the
-// spine's (init pipe, log pipe, exec fifo).
-const (
-	envConsoleFd  = "_HUSK_CONSOLE_FD"  // connected to --console-socket
-	envListenerFd = "_HUSK_LISTENER_FD" // connected to linux.seccomp.listenerPath
 )
 
 // initExtras is what the parent prepares for init beyond the spine, in
@@ -43,7 +36,7 @@ func newInitExtras(cfg *configs.Config) (*initExtras, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.add(envConsoleFd, f)
+		x.add(bootstrap.EnvConsoleFd, f)
 	}
 	if s := cfg.Seccomp; s != nil && s.UsesNotify() {
 		f, err := dialUnix(s.ListenerPath)
@@ -51,7 +44,7 @@ func newInitExtras(cfg *configs.Config) (*initExtras, error) {
 			x.close()
 			return nil, fmt.Errorf("linux.seccomp.listenerPath: %w", err)
 		}
-		x.add(envListenerFd, f)
+		x.add(bootstrap.EnvListenerFd, f)
 	}
 	return x, nil
 }
@@ -59,16 +52,6 @@ func newInitExtras(cfg *configs.Config) (*initExtras, error) {
 func (x *initExtras) add(name string, f *os.File) {
 	x.names = append(x.names, name)
 	x.files = append(x.files, f)
-}
-
-// env names the extra fds in init's environment; the first of them is
-// fd number first in init (it follows the spine's ExtraFiles).
-func (x *initExtras) env(first int) []string {
-	env := make([]string, len(x.names))
-	for i, name := range x.names {
-		env[i] = name + "=" + strconv.Itoa(first+i)
-	}
-	return env
 }
 
 // close closes the parent's copies.

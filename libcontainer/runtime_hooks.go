@@ -8,7 +8,7 @@ import (
 )
 
 // The hooks husk runs in the runtime's namespaces, from the parent (init
-// runs createContainer and startContainer itself: see initside.go).
+// runs createContainer and startContainer itself: see initproc/hooks.go).
 // prestart and createRuntime run on init's CREATE_HOOKS request (the
 // protocol table in libcontainer/bootstrap); a failing hook makes the
 // parent answer nothing: it kills init and undoes the create.
@@ -33,9 +33,9 @@ func (c *Container) hooks(kind configs.HookKind) []configs.Hook {
 	return c.State.Config.Hooks[kind]
 }
 
-// runCreateHooks runs prestart, then createRuntime, for init pid, while
+// runCreateRuntimeHooks runs prestart, then createRuntime, for init pid, while
 // init waits before pivot_root. Any failure fails the create.
-func (c *Container) runCreateHooks(pid int) error {
+func (c *Container) runCreateRuntimeHooks(pid int) error {
 	st := c.hookState(specs.StateCreating, pid)
 	for _, kind := range []configs.HookKind{configs.Prestart, configs.CreateRuntime} {
 		if err := hooks.Run(kind, c.hooks(kind), st, hooks.InheritEnv); err != nil {

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// selfExe returns a path through which the husk binary can be executed
+// huskBinaryView returns a path through which the husk binary can be executed
 // without the container ever being able to write to it (CVE-2019-5736),
 // and a function that releases it after the exec.
 //
@@ -16,7 +16,7 @@ import (
 // open_tree(OPEN_TREE_CLONE): it costs two syscalls, copies nothing, and
 // being detached it never appears in any mountinfo. The fd is moved above
 // the fds init inherits so exec.Cmd's fd shuffling cannot clobber it.
-func selfExe() (path string, release func(), err error) {
+func huskBinaryView() (path string, release func(), err error) {
 	fd, err := unix.OpenTree(unix.AT_FDCWD, "/proc/self/exe", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		if err == unix.ENOSYS {

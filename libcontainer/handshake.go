@@ -1,0 +1,122 @@
+package libcontainer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// runNsexec sends the bootstrap message and answers nsexec until it
+// reports the pid of the forked init.
+func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
+	if _, err := sock.Write(msg.Encode()); err != nil {
+		return 0, fmt.Errorf("send bootstrap message: %w", err)
+	}
+	for {
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return 0, initGone("nsexec", err)
+		}
+		switch t {
+		case bootstrap.SyncUsermapPls:
+			pid, err := bootstrap.ParsePid(payload)
+			if err != nil {
+				return 0, err
+			}
+			if err := writeIDMaps(pid, msg); err != nil {
+				return 0, err
+			}
+			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
+				return 0, err
+			}
+		case bootstrap.SyncPid:
+			return bootstrap.ParsePid(payload)
+		case bootstrap.SyncError:
+			return 0, errors.New(string(payload))
+		default:
+			return 0, fmt.Errorf("nsexec sent unexpected %s", t)
+		}
+	}
+}
+
+// writeIDMaps writes a new user namespace's maps for nsexec, which cannot
+// write them itself from inside the namespace.
+func writeIDMaps(pid int, msg *bootstrap.Message) error {
+	for _, f := range []struct{ name, data string }{{"uid_map", msg.UIDMap}, {"gid_map", msg.GIDMap}} {
+		path := fmt.Sprintf("/proc/%d/%s", pid, f.name)
+		if err := os.WriteFile(path, []byte(f.data), 0); err != nil {
+			return fmt.Errorf("write %s %q: %w", path, f.data, err)
+		}
+	}
+	return nil
+}
+
+// configureInit sends the config to the Go init and waits for READY,
+// running the create hooks when init asks for them on the way.
+func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error) error {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncConfig, data); err != nil {
+		return initGone("init", err)
+	}
+	for {
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return initGone("init", err)
+		}
+		switch t {
+		case bootstrap.SyncReady:
+			return nil
+		case bootstrap.SyncError:
+			return errors.New(string(payload))
+		case bootstrap.SyncCreateHooks:
+			if err := runtimeHooks(); err != nil {
+				return err
+			}
+			if err := bootstrap.Send(sock, bootstrap.SyncCreateHooksDone, nil); err != nil {
+				return initGone("init", err)
+			}
+		default:
+			return fmt.Errorf("init sent unexpected %s", t)
+		}
+	}
+}
+
+// initGone words a broken init socket: init died without saying why.
+func initGone(stage string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		return fmt.Errorf("%s exited without reporting an error (see its output above)", stage)
+	}
+	return fmt.Errorf("%s: %w", stage, err)
+}
+
+// forwardLogs re-logs init's JSON log lines at their level.
+func forwardLogs(r io.ReadCloser) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var e struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			logrus.Debugf("init: %s", sc.Text())
+			continue
+		}
+		lvl, err := logrus.ParseLevel(e.Level)
+		if err != nil {
+			lvl = logrus.InfoLevel
+		}
+		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
+	}
+}

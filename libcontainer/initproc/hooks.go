@@ -1,0 +1,52 @@
+package initproc
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/hooks"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// atMountHooks runs when the rootfs is mounted, before pivot_root: the
+// parent runs prestart and createRuntime (in the runtime's namespaces),
+// then init runs createContainer (in the container's, paths resolved in
+// the runtime's mount tree, which init still sees).
+func atMountHooks(sock *os.File, cfg *configs.Config) error {
+	if len(cfg.Hooks[configs.Prestart])+len(cfg.Hooks[configs.CreateRuntime]) > 0 {
+		if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
+			return err
+		}
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return fmt.Errorf("wait for the createRuntime hooks: %w", err)
+		}
+		if t != bootstrap.SyncCreateHooksDone {
+			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
+		}
+	}
+	st := configState(cfg, specs.StateCreating, os.Getpid())
+	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, hooks.EmptyEnv)
+}
+
+// startContainerHooks run in the container once `start` came, before the
+// process is executed.
+func startContainerHooks(cfg *configs.Config) error {
+	st := configState(cfg, specs.StateCreated, os.Getpid())
+	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.EmptyEnv)
+}
+
+// configState is the runtime-spec state as init knows it from its config,
+// for the hooks it runs and the seccomp listener.
+func configState(cfg *configs.Config, status specs.ContainerState, pid int) specs.State {
+	return specs.State{
+		Version:     cfg.OCIVersion,
+		ID:          cfg.ID,
+		Status:      status,
+		Pid:         pid,
+		Bundle:      cfg.Bundle,
+		Annotations: cfg.Annotations,
+	}
+}

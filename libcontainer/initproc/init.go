@@ -1,0 +1,101 @@
+package initproc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/sirupsen/logrus"
+)
+
+// Init is `husk init`, the first process of a container, or a process
+// exec'd into one, once nsexec has put it into its namespaces. It sets up
+// what the parent's config asks, reports READY and execs the process (a
+// container's init first waits on exec.fifo for `start`). It returns only
+// by exiting.
+func Init() {
+	// Credentials and capabilities are per thread: build and exec from one.
+	runtime.LockOSThread()
+	sock, err := inheritedFile(bootstrap.EnvInitPipe)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "husk init:", err)
+		os.Exit(1)
+	}
+	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
+		logrus.SetOutput(logw)
+		logrus.SetFormatter(&logrus.JSONFormatter{})
+	}
+	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
+		err = initExec(sock)
+	} else {
+		err = initContainer(sock)
+	}
+	// Both only return on failure, before READY.
+	if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
+		fmt.Fprintln(os.Stderr, "husk init:", err)
+	}
+	os.Exit(1)
+}
+
+// receiveConfig reads the CONFIG the parent sends first, moves init to
+// the process's initial CPUs and takes what the parent passed for it.
+func receiveConfig(sock *os.File) (*configs.Config, *inherited, error) {
+	t, payload, err := bootstrap.Recv(sock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	if t != bootstrap.SyncConfig {
+		return nil, nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+	}
+	var cfg configs.Config
+	if err := json.Unmarshal(payload, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("decode config: %w", err)
+	}
+	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
+		return nil, nil, err
+	}
+	side, err := takeInherited(&cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cfg, side, nil
+}
+
+// initContainer builds the container, then runs its process on `start`.
+func initContainer(sock *os.File) error {
+	cfg, side, err := receiveConfig(sock)
+	if err != nil {
+		return err
+	}
+	// The createRuntime and createContainer hooks run before pivot_root.
+	if err := rootfs.SetupWith(cfg, func() error { return atMountHooks(sock, cfg) }); err != nil {
+		return err
+	}
+	if err := setupConsole(cfg, side); err != nil {
+		return err
+	}
+	if err := setupSystem(cfg); err != nil {
+		return err
+	}
+	if err := rootfs.Finalize(cfg); err != nil {
+		return err
+	}
+	return setupAndExecve(cfg, side, sock, func() error { return waitForStart(cfg) })
+}
+
+// initExec runs a process in a container that exists: nsexec joined its
+// namespaces and the parent its cgroups; only the process is left to set.
+func initExec(sock *os.File) error {
+	cfg, side, err := receiveConfig(sock)
+	if err != nil {
+		return err
+	}
+	if err := setupConsole(cfg, side); err != nil {
+		return err
+	}
+	return setupAndExecve(cfg, side, sock, nil)
+}

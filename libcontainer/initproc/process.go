@@ -1,0 +1,137 @@
+package initproc
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/console"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// setupAndExecve gives init the process's limits, filter, credentials and
+// working directory, reports READY, waits for waitStart (if any) and
+// execs the process. It returns only errors from before READY.
+func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitStart func() error) error {
+	p := cfg.Process
+	if err := setupProcess(cfg); err != nil {
+		return err
+	}
+	if err := applyProcessAttrs(cfg, p); err != nil {
+		return err
+	}
+	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
+	// while init still has it; the filter then also applies to the rest
+	// of init (as in runc). With no_new_privs it is loaded last, below.
+	if cfg.Seccomp != nil && !p.NoNewPrivileges {
+		if err := loadSeccomp(cfg, side); err != nil {
+			return err
+		}
+	}
+	if err := setupCredentials(p); err != nil {
+		return err
+	}
+	if err := unix.Chdir(p.Cwd); err != nil {
+		return fmt.Errorf("process.cwd: chdir %q: %w", p.Cwd, err)
+	}
+	env := processEnv(p)
+	path, err := lookPath(p.Args[0], env)
+	if err != nil {
+		return err
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncReady, nil); err != nil {
+		return err
+	}
+	sock.Close()
+	if waitStart != nil {
+		if err := waitStart(); err != nil {
+			failAfterReady(err)
+		}
+	}
+	if cfg.Seccomp != nil && p.NoNewPrivileges {
+		if err := loadSeccomp(cfg, side); err != nil {
+			failAfterReady(err)
+		}
+	}
+	err = unix.Exec(path, p.Args, env)
+	// Only reached when execve fails, after READY: nobody waits for a
+	// sync message any more.
+	logrus.Errorf("exec %q: %v", path, err)
+	fmt.Fprintf(os.Stderr, "husk init: exec %q: %v\n", path, err)
+	os.Exit(127)
+	return nil
+}
+
+// failAfterReady reports an error after READY, when the parent no longer
+// listens on the init socket, and exits.
+func failAfterReady(err error) {
+	logrus.Error(err)
+	fmt.Fprintln(os.Stderr, "husk init:", err)
+	os.Exit(1)
+}
+
+// setupProcess applies the process's rlimits and umask.
+func setupProcess(cfg *configs.Config) error {
+	p := cfg.Process
+	for i, r := range p.Rlimits {
+		// syscall.Setrlimit, so Go does not restore its own NOFILE limit
+		// at exec over the one asked for.
+		lim := &unix.Rlimit{Cur: r.Soft, Max: r.Hard}
+		if err := setrlimit(r.Type, lim); err != nil {
+			return fmt.Errorf("process.rlimits[%d]: setrlimit(%d, soft %d, hard %d): %w", i, r.Type, r.Soft, r.Hard, err)
+		}
+	}
+	umask := uint32(0o022)
+	if p.User.Umask != nil {
+		umask = *p.User.Umask
+	}
+	unix.Umask(int(umask))
+	return nil
+}
+
+func setrlimit(resource int, lim *unix.Rlimit) error {
+	return syscall.Setrlimit(resource, (*syscall.Rlimit)(lim))
+}
+
+// setupConsole gives the process the container's pty (process.terminal).
+func setupConsole(cfg *configs.Config, side *inherited) error {
+	p := cfg.Process
+	if !p.Terminal {
+		return nil
+	}
+	defer side.console.Close()
+	return console.Setup(side.console, p.ConsoleSize, p.User.UID)
+}
+
+// loadSeccomp loads the compiled filter and hands a notify fd to the
+// listener. The message is built first so that, once the filter is in,
+// init makes no syscall but sendmsg before it execs.
+func loadSeccomp(cfg *configs.Config, side *inherited) error {
+	s := cfg.Seccomp
+	var msg []byte
+	if side.listener != nil {
+		var err error
+		st := configState(cfg, specs.StateCreating, side.hostPid)
+		if msg, err = seccomp.ListenerMessage(s.ListenerMetadata, side.hostPid, st); err != nil {
+			return err
+		}
+	}
+	fd, err := seccomp.Load(s.Program)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return nil
+	}
+	if side.listener == nil {
+		unix.Close(fd)
+		return fmt.Errorf("linux.seccomp: the filter has a listener fd but no listener to send it to")
+	}
+	// Both fds are close-on-exec: no close(2) needed under the filter.
+	return seccomp.SendToListener(int(side.listener.Fd()), fd, msg)
+}

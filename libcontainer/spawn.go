@@ -1,0 +1,145 @@
+package libcontainer
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
+)
+
+// initRequest is what startInit needs to start one `husk init`.
+type initRequest struct {
+	cfg  *configs.Config    // the container's, or an exec's (see execConfig)
+	msg  *bootstrap.Message // namespaces and early settings for nsexec
+	exec bool               // a process exec'd into a running container
+	// fifoPath is the container's exec.fifo (create only): init blocks
+	// opening it until `start`.
+	fifoPath string
+	stdio    [3]*os.File
+	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
+	// LISTEN_FDS); init's own fds follow them.
+	preserved []*os.File
+	// join puts init into the container's cgroups (before nsexec runs).
+	join func(pid int) error
+	// runtimeHooks runs prestart and createRuntime when init asks (create).
+	runtimeHooks func(pid int) error
+}
+
+// startInit starts `husk init` for r and walks it through the protocol of
+// libcontainer/bootstrap up to READY. It returns the pid of the process
+// (also when it fails after it was forked, so the caller can kill it).
+func startInit(r *initRequest) (int, error) {
+	exe, release, err := huskBinaryView()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	extras, err := newInitExtras(r.cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer extras.close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("init socketpair: %w", err)
+	}
+	sock := os.NewFile(uintptr(fds[0]), "init-parent")
+	child := os.NewFile(uintptr(fds[1]), "init-child")
+	defer sock.Close()
+	logR, logW, err := os.Pipe()
+	if err != nil {
+		child.Close()
+		return 0, fmt.Errorf("log pipe: %w", err)
+	}
+	own := []*os.File{child, logW}
+	if r.fifoPath != "" {
+		fifo, err := openFifoPath(r.fifoPath)
+		if err != nil {
+			child.Close()
+			logR.Close()
+			logW.Close()
+			return 0, err
+		}
+		own = append(own, fifo)
+	}
+	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
+	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
+	cmd := &exec.Cmd{
+		Path:       exe,
+		Args:       []string{"husk", "init"},
+		Env:        bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
+		Stdin:      r.stdio[0],
+		Stdout:     r.stdio[1],
+		Stderr:     r.stdio[2],
+		ExtraFiles: files,
+	}
+	err = cmd.Start()
+	for _, f := range own {
+		f.Close()
+	}
+	if err != nil {
+		logR.Close()
+		return 0, fmt.Errorf("start husk init: %w", err)
+	}
+	go forwardLogs(logR)
+
+	// Into the cgroups before the bootstrap message: nsexec waits for it,
+	// so every process it forks, and the cgroup namespace it makes, start
+	// inside the container's cgroups.
+	if err := r.join(cmd.Process.Pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return 0, err
+	}
+	pid, err := runNsexec(sock, r.msg)
+	if err != nil {
+		// nsexec may be blocked waiting for an answer that will not come.
+		cmd.Process.Kill()
+	}
+	// nsexec's first process exits as soon as it has forked init.
+	if werr := cmd.Wait(); err == nil && werr != nil {
+		err = fmt.Errorf("nsexec: %w", werr)
+	}
+	if err != nil {
+		return pid, err
+	}
+	hooks := func() error { return r.runtimeHooks(pid) }
+	return pid, configureInit(sock, r.cfg, hooks)
+}
+
+// bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
+// flags, joined ones as paths (user first), id maps, early settings.
+func bootstrapMessage(cfg *configs.Config) *bootstrap.Message {
+	m := &bootstrap.Message{TimeOffsets: cfg.TimensOffsets}
+	for _, t := range configs.NamespaceTypes() {
+		ns, ok := cfg.Namespace(t)
+		switch {
+		case !ok:
+		case ns.Path == "":
+			m.CloneFlags |= uint32(t.CloneFlag())
+		default:
+			m.NsPaths = append(m.NsPaths, t.ProcName()+":"+ns.Path)
+		}
+	}
+	if cfg.NewNamespace(configs.NEWUSER) {
+		m.UIDMap = idMapText(cfg.UIDMappings)
+		m.GIDMap = idMapText(cfg.GIDMappings)
+	}
+	if p := cfg.Process; p != nil && p.OomScoreAdj != nil {
+		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
+	}
+	return m
+}
+
+func idMapText(maps []configs.IDMap) string {
+	var b strings.Builder
+	for _, m := range maps {
+		fmt.Fprintf(&b, "%d %d %d\n", m.ContainerID, m.HostID, m.Size)
+	}
+	return b.String()
+}
