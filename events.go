@@ -35,8 +35,8 @@ var eventsCommand = &cli.Command{
 		}
 		// Not held while events runs: kill, delete and the rest go on.
 		c.Close()
-		if c.Status() == libcontainer.Stopped {
-			return fmt.Errorf("container %s is not running", id)
+		if err := c.Check(libcontainer.OpEvents); err != nil {
+			return err
 		}
 		out := json.NewEncoder(os.Stdout)
 		if cmd.Bool("stats") {

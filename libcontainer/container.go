@@ -95,8 +95,8 @@ func (c *Container) OCIState() specs.State {
 // Signal sends sig to the container's init. A stopped container is an
 // error with runc's words, which clients match.
 func (c *Container) Signal(sig unix.Signal) error {
-	if c.Status() == Stopped {
-		return ErrNotRunning
+	if _, err := c.check(OpKill); err != nil {
+		return err
 	}
 	if err := unix.Kill(c.State.InitPid, sig); err != nil {
 		if err == unix.ESRCH {
@@ -113,20 +113,16 @@ func (c *Container) Signal(sig unix.Signal) error {
 // Delete removes the container. A created container is killed first (it
 // never ran); a running one only with force.
 func (c *Container) Delete(force bool) error {
-	st := c.Status()
-	if st == Stopped || st == Created || force {
-		c.returnNetDevices() // while init still holds the namespace
+	op := OpDelete
+	if force {
+		op = OpDeleteForce
 	}
-	switch st {
-	case Stopped:
-	case Created:
-		if err := c.kill(); err != nil {
-			return err
-		}
-	default:
-		if !force {
-			return fmt.Errorf("cannot delete container %s that is not stopped: %s", c.ID, st)
-		}
+	st, err := c.check(op)
+	if err != nil {
+		return err
+	}
+	c.returnNetDevices() // while init still holds the namespace
+	if st != Stopped {
 		if err := c.kill(); err != nil {
 			return err
 		}

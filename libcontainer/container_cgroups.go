@@ -1,7 +1,6 @@
 package libcontainer
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,9 +19,6 @@ import (
 // killTimeout bounds how long delete waits for the processes of a
 // container's cgroups to die after SIGKILL.
 const killTimeout = 10 * time.Second
-
-// ErrNotPaused is resume's error for a container that is not paused.
-var ErrNotPaused = errors.New("container not paused")
 
 // newCgroups makes the cgroup manager of a container being created.
 func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
@@ -66,12 +62,8 @@ func (c *Container) frozen() bool {
 
 // Pause freezes every process of a created or running container.
 func (c *Container) Pause() error {
-	switch st := c.Status(); st {
-	case Created, Running:
-	case Paused:
-		return fmt.Errorf("container %s already paused", c.ID)
-	default:
-		return ErrNotRunning
+	if _, err := c.check(OpPause); err != nil {
+		return err
 	}
 	m, err := c.cgroups()
 	if err != nil {
@@ -82,12 +74,8 @@ func (c *Container) Pause() error {
 
 // Resume thaws a paused container.
 func (c *Container) Resume() error {
-	switch st := c.Status(); st {
-	case Paused:
-	case Stopped:
-		return ErrNotRunning
-	default:
-		return ErrNotPaused
+	if _, err := c.check(OpResume); err != nil {
+		return err
 	}
 	m, err := c.cgroups()
 	if err != nil {
@@ -108,8 +96,8 @@ func (c *Container) Resources() configs.Resources {
 // Update applies new limits to a live container and records them. The
 // device rules stay as they are.
 func (c *Container) Update(r configs.Resources) error {
-	if c.Status() == Stopped {
-		return ErrNotRunning
+	if _, err := c.check(OpUpdate); err != nil {
+		return err
 	}
 	m, err := c.cgroups()
 	if err != nil {

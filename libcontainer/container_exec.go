@@ -28,11 +28,12 @@ type ExecOpts struct {
 // and execs it. It returns the process's pid once it runs. The caller
 // (husk is its subreaper) reaps it.
 func (c *Container) Exec(o ExecOpts) (int, error) {
-	switch st := c.Status(); {
-	case st == Stopped:
-		return 0, fmt.Errorf("cannot exec in a stopped container %s", c.ID)
-	case st == Paused && !o.IgnorePaused:
-		return 0, fmt.Errorf("cannot exec in a paused container %s (resume it, or use --ignore-paused)", c.ID)
+	op := OpExec
+	if o.IgnorePaused {
+		op = OpExecIgnorePaused
+	}
+	if _, err := c.check(op); err != nil {
+		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
 	cfg, err := c.execConfig(o.Process)
 	if err != nil {
@@ -76,7 +77,8 @@ func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
 	}
 	cfg.Process = p
 	cfg.Hooks = nil
-	return &cfg, nil
+	// A state from before husk kept the compiled filter has none yet.
+	return withCompiledSeccomp(&cfg)
 }
 
 // boundByInit refuses capabilities init's bounding set does not have, and

@@ -45,6 +45,9 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config.json: %w", err)
 	}
+	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
+		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
+	}
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
@@ -81,22 +84,25 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
 	}
+	cfg := o.Config
 	if network != nil {
-		if err := c.attachNetwork(o.Config, network, o.CNI); err != nil {
+		netns, err := c.attachNetwork(network, o.CNI)
+		if err != nil {
 			return err
 		}
+		cfg = withNetns(cfg, netns)
 	}
 	c.State = &State{
-		OCIVersion:  o.Config.OCIVersion,
+		OCIVersion:  cfg.OCIVersion,
 		ID:          o.ID,
 		Bundle:      o.Bundle,
-		Rootfs:      o.Config.Rootfs,
+		Rootfs:      cfg.Rootfs,
 		Created:     time.Now().UTC(),
 		Owner:       ownerName(),
-		Annotations: o.Config.Annotations,
-		Config:      o.Config,
+		Annotations: cfg.Annotations,
+		Config:      cfg,
 	}
-	cg, err := newCgroups(o.Config, o.ID)
+	cg, err := newCgroups(cfg, o.ID)
 	if err != nil {
 		return err
 	}
@@ -107,12 +113,12 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		return err
 	}
 	pid, err := startInit(&initRequest{
-		cfg:          o.Config,
-		msg:          bootstrapMessage(o.Config),
+		cfg:          cfg,
+		msg:          bootstrapMessage(cfg),
 		fifoPath:     fifo,
 		stdio:        [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved:    o.ExtraFiles,
-		join:         func(pid int) error { return joinCgroups(cg, o.Config, pid) },
+		join:         func(pid int) error { return joinCgroups(cg, cfg, pid) },
 		runtimeHooks: c.runCreateRuntimeHooks,
 	})
 	if pid > 0 {
@@ -123,7 +129,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
 	}
-	if err := moveNetDevices(o.Config, pid); err != nil {
+	if err := moveNetDevices(cfg, pid); err != nil {
 		return err
 	}
 	if err := saveState(c.dir, c.State); err != nil {

@@ -12,6 +12,7 @@ var (
 	ErrNotExist   = errors.New("does not exist")
 	ErrExist      = errors.New("already exists")
 	ErrNotRunning = errors.New("container not running")
+	ErrNotPaused  = errors.New("container not paused")
 )
 
 func notExist(id string) error { return fmt.Errorf("container %s %w", id, ErrNotExist) }

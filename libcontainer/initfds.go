@@ -11,23 +11,19 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 )
 
-// initExtras is what the parent prepares for init beyond the spine, in
-// the runtime's namespaces and with its credentials: the seccomp filter
-// compiled into the config, and connections to the console socket and the
-// seccomp listener (init, inside the container, could not reach them).
+// initExtras are the connections the parent makes for init beyond the
+// spine, in the runtime's namespaces and with its credentials: to the
+// console socket and the seccomp listener (init, inside the container,
+// could not reach them).
 type initExtras struct {
 	files []*os.File
 	names []string // the environment variable of each file
 }
 
-// newInitExtras prepares cfg's extras. Close them once init has started.
-func newInitExtras(cfg *configs.Config) (*initExtras, error) {
+// dialInitSockets connects to the sockets cfg names for init. Close them
+// once init has started.
+func dialInitSockets(cfg *configs.Config) (*initExtras, error) {
 	x := &initExtras{}
-	if s := cfg.Seccomp; s != nil && s.Program == nil {
-		if err := seccomp.Compile(s); err != nil {
-			return nil, err
-		}
-	}
 	if p := cfg.Process; p != nil && p.Terminal {
 		if p.ConsoleSocket == "" {
 			return nil, fmt.Errorf("process.terminal: a container with a terminal needs --console-socket (or husk run in the foreground)")
@@ -69,4 +65,20 @@ func dialUnix(path string) (*os.File, error) {
 	}
 	defer conn.Close()
 	return conn.File()
+}
+
+// withCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
+// program (a copy; cfg itself when there is no filter or it is compiled
+// already). Init only loads the program: libseccomp runs in the parent.
+func withCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
+	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
+		return cfg, nil
+	}
+	s := *cfg.Seccomp
+	if err := seccomp.Compile(&s); err != nil {
+		return nil, err
+	}
+	c := *cfg
+	c.Seccomp = &s
+	return &c, nil
 }

@@ -9,10 +9,11 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
 )
 
 func TestInitExtrasNone(t *testing.T) {
-	x, err := newInitExtras(&configs.Config{Process: &configs.Process{Args: []string{"sh"}}})
+	x, err := initExtrasFor(&configs.Config{Process: &configs.Process{Args: []string{"sh"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,13 +42,13 @@ func TestInitExtras(t *testing.T) {
 		Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW", ListenerPath: socks[1],
 			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}},
 	}
-	x, err := newInitExtras(cfg)
+	x, err := initExtrasFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.close()
-	if cfg.Seccomp.Program == nil || len(cfg.Seccomp.Program.Filter) == 0 {
-		t.Error("the filter was not compiled")
+	if cfg.Seccomp.Program != nil {
+		t.Error("dialing the sockets wrote into the config")
 	}
 	want := []string{bootstrap.EnvConsoleFd + "=8", bootstrap.EnvListenerFd + "=9"}
 	if got := bootstrap.InitEnv(5, true, false, x.names)[3:]; !slices.Equal(got, want) || len(x.files) != 2 {
@@ -66,7 +67,7 @@ func TestInitExtrasErrors(t *testing.T) {
 			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}}}, "linux.seccomp.listenerPath: dial unix /nonexistent/l.sock"},
 		{&configs.Config{Process: &configs.Process{}, Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_BAD"}}, "linux.seccomp.defaultAction"},
 	} {
-		x, err := newInitExtras(tc.cfg)
+		x, err := initExtrasFor(tc.cfg)
 		if err == nil {
 			x.close()
 			t.Errorf("no error, want %q", tc.want)
@@ -75,5 +76,53 @@ func TestInitExtrasErrors(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("error %q, want it to start %q", err, tc.want)
 		}
+	}
+}
+
+// initExtrasFor is what the parent does for cfg before it starts init:
+// compile the filter, then dial the sockets.
+func initExtrasFor(cfg *configs.Config) (*initExtras, error) {
+	cfg, err := withCompiledSeccomp(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return dialInitSockets(cfg)
+}
+
+// The filter is compiled into a copy: the caller's config is not changed.
+func TestWithCompiledSeccomp(t *testing.T) {
+	cfg := &configs.Config{Process: &configs.Process{Args: []string{"sh"}},
+		Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW",
+			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_ERRNO"}}}}
+	got, err := withCompiledSeccomp(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Seccomp.Program == nil || len(got.Seccomp.Program.Filter) == 0 {
+		t.Error("the filter was not compiled")
+	}
+	if cfg.Seccomp.Program != nil {
+		t.Error("the caller's config was changed")
+	}
+	if again, _ := withCompiledSeccomp(got); again != got {
+		t.Error("a compiled filter was compiled again")
+	}
+	if none, _ := withCompiledSeccomp(&configs.Config{}); none.Seccomp != nil {
+		t.Error("a config without seccomp got a filter")
+	}
+}
+
+// The CNI netns path reaches a copy of the config, not the caller's.
+func TestWithNetns(t *testing.T) {
+	cfg := &configs.Config{Namespaces: []configs.Namespace{{Type: configs.NEWPID}, {Type: configs.NEWNET}}}
+	got := withNetns(cfg, "/var/run/netns/x")
+	if ns, _ := got.Namespace(configs.NEWNET); ns.Path != "/var/run/netns/x" {
+		t.Errorf("network namespace path %q", ns.Path)
+	}
+	if ns, _ := cfg.Namespace(configs.NEWNET); ns.Path != "" {
+		t.Errorf("the caller's config was changed: %q", ns.Path)
+	}
+	if m := bootstrapMessage(got); !slices.Contains(m.NsPaths, "net:/var/run/netns/x") || m.CloneFlags&unix.CLONE_NEWNET != 0 {
+		t.Errorf("bootstrap message joins %v, clone flags %#x", m.NsPaths, m.CloneFlags)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -15,20 +16,29 @@ import (
 // for it, so init joins it by path like any other joined namespace;
 // destroy and undoCreate detach it.
 
-// attachNetwork runs the CNI ADD that req asks for and sets the netns
-// path in cfg, before the bootstrap message is built from it.
-func (c *Container) attachNetwork(cfg *configs.Config, req *cni.Request, o cni.Options) error {
+// attachNetwork runs the CNI ADD that req asks for in a netns made for
+// the container and returns that netns's path, for withNetns.
+func (c *Container) attachNetwork(req *cni.Request, o cni.Options) (string, error) {
 	path, err := cni.Attach(c.dir, c.ID, req, o)
 	if err != nil {
-		return fmt.Errorf("create container %s: %w", c.ID, err)
-	}
-	for i := range cfg.Namespaces {
-		if cfg.Namespaces[i].Type == configs.NEWNET {
-			cfg.Namespaces[i].Path = path
-		}
+		return "", fmt.Errorf("create container %s: %w", c.ID, err)
 	}
 	logrus.Debugf("container %s: CNI network %q attached in %s", c.ID, req.Network, path)
-	return nil
+	return path, nil
+}
+
+// withNetns is a copy of cfg whose network namespace is the one at path:
+// init joins it like any namespace given by path (the bootstrap message
+// and rootfs read it so), and the state records it.
+func withNetns(cfg *configs.Config, path string) *configs.Config {
+	c := *cfg
+	c.Namespaces = slices.Clone(cfg.Namespaces)
+	for i := range c.Namespaces {
+		if c.Namespaces[i].Type == configs.NEWNET {
+			c.Namespaces[i].Path = path
+		}
+	}
+	return &c
 }
 
 // detachNetwork runs the CNI DEL and removes the netns, if the container

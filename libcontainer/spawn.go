@@ -39,7 +39,7 @@ func startInit(r *initRequest) (int, error) {
 		return 0, err
 	}
 	defer release()
-	extras, err := newInitExtras(r.cfg)
+	extras, err := dialInitSockets(r.cfg)
 	if err != nil {
 		return 0, err
 	}

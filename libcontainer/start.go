@@ -15,12 +15,8 @@ import (
 // opening exec.fifo for writing; opening it for reading releases it, and
 // what init writes says it got that far. Then the poststart hooks run.
 func (c *Container) Start() error {
-	switch st := c.Status(); st {
-	case Created:
-	case Stopped:
-		return fmt.Errorf("cannot start a container that has stopped")
-	default:
-		return fmt.Errorf("cannot start an already %s container", st)
+	if _, err := c.check(OpStart); err != nil {
+		return err
 	}
 	path := filepath.Join(c.dir, fifoName)
 	if err := awaitFifo(path, c.State.InitPid); err != nil {
