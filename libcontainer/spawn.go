@@ -78,6 +78,10 @@ func startInit(r *initRequest) (int, error) {
 		Stderr:     r.stdio[2],
 		ExtraFiles: files,
 	}
+	// Only stdio and ExtraFiles reach init: an fd husk's caller left open
+	// without FD_CLOEXEC (bats' fd 10 on /dev/null) would ride along.
+	// exec.Cmd clears the flag on each ExtraFiles fd it hands over.
+	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	err = cmd.Start()
 	for _, f := range own {
 		f.Close()

@@ -84,7 +84,9 @@ func initContainer(sock *os.File) error {
 	if err := rootfs.Finalize(cfg); err != nil {
 		return err
 	}
-	return setupAndExecve(cfg, side, sock, func() error { return waitForStart(cfg) })
+	return setupAndExecve(cfg, side, sock, func(beforeHooks func() error, env []string) error {
+		return waitForStart(cfg, beforeHooks, env)
+	})
 }
 
 // initExec runs a process in a container that exists: nsexec joined its
