@@ -41,66 +41,85 @@ var execCommand = &cli.Command{
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "exec into a paused container (the process runs on resume)"},
 	},
+	// As runc: an exec that fails before the process runs exits 255.
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		id, err := containerID(cmd)
-		if err != nil {
-			return err
+		err := execAction(cmd)
+		var code exitCode
+		if err != nil && !errors.As(err, &code) {
+			return execFailed{err}
 		}
-		extra, extraEnv, err := passedFiles(cmd)
-		if err != nil {
-			return err
-		}
-		c, err := libcontainer.Load(cmd.Root().String("root"), id)
-		if err != nil {
-			return err
-		}
-		// exec changes no state: unlocked, execs into one container run side
-		// by side, and an exec waiting on a paused container lets resume in.
-		c.Close()
-		p, err := processForExec(cmd, c.State.Config)
-		if err != nil {
-			return err
-		}
-		if err := configs.CheckProcessLabels(p); err != nil {
-			return err
-		}
-		p.Env = append(p.Env, extraEnv...)
-		detach := cmd.Bool("detach")
-		tty, err := setupTerminal(cmd, p, detach)
-		if err != nil {
-			return err
-		}
-		defer tty.close()
-		var w *libcontainer.Waiter
-		if !detach {
-			w = libcontainer.NewWaiter() // before the process exists: no signal is lost
-		}
-		pid, err := c.Exec(libcontainer.ExecOpts{
-			Process:      p,
-			IgnorePaused: cmd.Bool("ignore-paused"),
-			PidFile:      cmd.String("pid-file"),
-			Stdin:        os.Stdin,
-			Stdout:       os.Stdout,
-			Stderr:       os.Stderr,
-			ExtraFiles:   extra,
-		})
-		if err != nil {
-			return err
-		}
-		if detach {
-			return nil
-		}
-		if tty != nil {
-			if err := tty.receive(); err != nil {
-				return err
-			}
-			tty.removeSocket()
-			if err := tty.attach(); err != nil {
-				logrus.Warn(err)
-			}
-		}
-		return exitCode(w.Wait(pid))
+		return err
 	},
+}
+
+// execFailed is an error of husk exec from before the process ran.
+type execFailed struct{ err error }
+
+func (e execFailed) Error() string   { return e.err.Error() }
+func (e execFailed) Unwrap() error   { return e.err }
+func (e execFailed) ExitStatus() int { return 255 }
+
+// execAction runs `husk exec`; it returns the process's exit status as an
+// exitCode, or what went wrong before the process ran.
+func execAction(cmd *cli.Command) error {
+	id, err := containerID(cmd)
+	if err != nil {
+		return err
+	}
+	extra, extraEnv, err := passedFiles(cmd)
+	if err != nil {
+		return err
+	}
+	c, err := libcontainer.Load(cmd.Root().String("root"), id)
+	if err != nil {
+		return err
+	}
+	// exec changes no state: unlocked, execs into one container run side
+	// by side, and an exec waiting on a paused container lets resume in.
+	c.Close()
+	p, err := processForExec(cmd, c.State.Config)
+	if err != nil {
+		return err
+	}
+	if err := configs.CheckProcessLabels(p); err != nil {
+		return err
+	}
+	p.Env = append(p.Env, extraEnv...)
+	detach := cmd.Bool("detach")
+	tty, err := setupTerminal(cmd, p, detach)
+	if err != nil {
+		return err
+	}
+	defer tty.close()
+	var w *libcontainer.Waiter
+	if !detach {
+		w = libcontainer.NewWaiter() // before the process exists: no signal is lost
+	}
+	pid, err := c.Exec(libcontainer.ExecOpts{
+		Process:      p,
+		IgnorePaused: cmd.Bool("ignore-paused"),
+		PidFile:      cmd.String("pid-file"),
+		Stdin:        os.Stdin,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		ExtraFiles:   extra,
+	})
+	if err != nil {
+		return err
+	}
+	if detach {
+		return nil
+	}
+	if tty != nil {
+		if err := tty.receive(); err != nil {
+			return err
+		}
+		tty.removeSocket()
+		if err := tty.attach(); err != nil {
+			logrus.Warn(err)
+		}
+	}
+	return exitCode(w.Wait(pid))
 }
 
 // processForExec is the process to exec: the --process file as it is, or
@@ -200,10 +219,10 @@ func parseUser(s string) (uid, gid uint32, err error) {
 	return uint32(u), uint32(g), nil
 }
 
-// addCaps adds each --cap to the effective and permitted sets (and
-// ambient when the process has inheritable ones), as runc does, but only
-// a capability the container's bounding set already has: an exec'd process
-// never holds more than the container's init.
+// addCaps adds each --cap to the bounding, effective and permitted sets
+// (and ambient when the process has inheritable ones), as runc does, also
+// one the container's init lacks: the caller is root on the host and asks
+// for it. A name husk does not know is ignored with runc's warning.
 func addCaps(p *configs.Process, names []string) error {
 	if len(names) == 0 {
 		return nil
@@ -213,18 +232,21 @@ func addCaps(p *configs.Process, names []string) error {
 		return nil
 	}
 	c := p.Capabilities
+	var unknown []string
 	for _, name := range names {
 		if _, ok := caps.Value(name); !ok {
-			return fmt.Errorf("--cap %q: unknown capability", name)
+			unknown = append(unknown, name)
+			continue
 		}
-		if !slices.Contains(c.Bounding, name) {
-			return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, c.Bounding)
-		}
+		c.Bounding = appendNew(c.Bounding, name)
 		c.Effective = appendNew(c.Effective, name)
 		c.Permitted = appendNew(c.Permitted, name)
 		if len(c.Inheritable) > 0 {
 			c.Ambient = appendNew(c.Ambient, name)
 		}
+	}
+	if len(unknown) > 0 {
+		logrus.Warnf("--cap: ignoring unknown or unavailable capabilities: [%s]", strings.Join(unknown, " "))
 	}
 	return nil
 }
