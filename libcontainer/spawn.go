@@ -9,6 +9,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,6 +101,7 @@ func startInit(r *initRequest) (int, error) {
 		cmd.Wait()
 		return 0, err
 	}
+	logNamespaces(r.msg)
 	pid, err := runNsexec(sock, r.msg)
 	if err != nil {
 		// nsexec may be blocked waiting for an answer that will not come.
@@ -146,4 +148,19 @@ func idMapText(maps []configs.IDMap) string {
 		fmt.Fprintf(&b, "%d %d %d\n", m.ContainerID, m.HostID, m.Size)
 	}
 	return b.String()
+}
+
+// logNamespaces says at debug level which namespaces nsexec joins and
+// which it makes.
+func logNamespaces(m *bootstrap.Message) {
+	if !logrus.IsLevelEnabled(logrus.DebugLevel) {
+		return
+	}
+	var made []string
+	for _, t := range configs.NamespaceTypes() {
+		if uintptr(m.CloneFlags)&t.CloneFlag() != 0 {
+			made = append(made, t.ProcName())
+		}
+	}
+	logrus.Debugf("namespaces: join %v, make %v (clone flags %#x)", m.NsPaths, made, m.CloneFlags)
 }

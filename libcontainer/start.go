@@ -91,6 +91,8 @@ func (w *Waiter) Wait(pid int) int {
 	defer signal.Stop(w.sigs)
 	for {
 		if code, done := reap(pid); done {
+			// What init logged up to its execve, e.g. with --debug.
+			waitForwardedLogs()
 			return code
 		}
 		switch sig := (<-w.sigs).(unix.Signal); sig {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,6 +82,7 @@ func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env
 	defer restore()
 	var errs []error
 	for i, h := range hooks {
+		logrus.Debugf("run %s hook #%d: %s %q", kind, i, h.Path, h.Args)
 		if err := runOne(h, stdin, env); err != nil {
 			errs = append(errs, fmt.Errorf("hooks.%s[%d]: error running %s hook #%d: %q: %w", kind, i, kind, i, h.Path, err))
 			if stop {

@@ -8,7 +8,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/hooks"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"github.com/sirupsen/logrus"
 )
 
 // atMountHooks runs when the rootfs is mounted, before pivot_root: the
@@ -32,7 +31,6 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 	// As runc: they start in the container's rootfs.
 	env := hooks.EmptyEnv
 	env.Dir = cfg.Rootfs
-	logHooks(configs.CreateContainer, cfg)
 	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, env)
 }
 
@@ -41,15 +39,7 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 // its seccomp filter loaded.
 func startContainerHooks(cfg *configs.Config, env []string) error {
 	st := configState(cfg, specs.StateCreated, os.Getpid())
-	logHooks(configs.StartContainer, cfg)
 	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.WithEnv(env))
-}
-
-// logHooks says at debug level which hooks of kind run now.
-func logHooks(kind configs.HookKind, cfg *configs.Config) {
-	for i, h := range cfg.Hooks[kind] {
-		logrus.Debugf("run %s hook #%d: %s", kind, i, h.Path)
-	}
 }
 
 // configState is the runtime-spec state as init knows it from its config,

@@ -28,6 +28,9 @@ func Init() {
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
 		logrus.SetOutput(logw)
 		logrus.SetFormatter(&logrus.JSONFormatter{})
+		// Every record goes to the parent, which logs what its own
+		// level (--debug) lets through.
+		logrus.SetLevel(logrus.DebugLevel)
 	}
 	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
 		err = initExec(sock)

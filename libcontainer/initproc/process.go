@@ -161,6 +161,7 @@ func loadSeccomp(cfg *configs.Config, side *inherited) error {
 	if err != nil {
 		return err
 	}
+	logrus.Debugf("seccomp filter loaded: %d instructions, flags %#x (%v)", len(s.Program.Filter)/8, s.Program.Flags, s.Flags)
 	if fd < 0 {
 		return nil
 	}
