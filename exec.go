@@ -16,6 +16,7 @@ import (
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 )
 
 var execCommand = &cli.Command{
@@ -40,6 +41,7 @@ var execCommand = &cli.Command{
 		&cli.StringFlag{Name: "process-label", Usage: "SELinux label for the process"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "exec into a paused container (the process runs on resume)"},
+		pidfdSocketFlag,
 	},
 	// As runc: an exec that fails before the process runs exits 255.
 	Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -85,6 +87,11 @@ func execAction(cmd *cli.Command) error {
 		return err
 	}
 	p.Env = append(p.Env, extraEnv...)
+	pidfdSock, err := dialPidfdSocket(cmd)
+	if err != nil {
+		return err
+	}
+	defer pidfdSock.close()
 	detach := cmd.Bool("detach")
 	tty, err := setupTerminal(cmd, p, detach)
 	if err != nil {
@@ -105,6 +112,10 @@ func execAction(cmd *cli.Command) error {
 		ExtraFiles:   extra,
 	})
 	if err != nil {
+		return err
+	}
+	if err := pidfdSock.send(pid); err != nil {
+		unix.Kill(pid, unix.SIGKILL) // nothing left of a failed exec
 		return err
 	}
 	if detach {

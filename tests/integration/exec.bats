@@ -367,3 +367,61 @@ same_namespaces() {
 	run -255 husk exec --process "$TEST_DIR/p.json" "$ID"
 	assert_contains "$output" 'process.apparmorProfile: "p": AppArmor is not enabled'
 }
+
+# start_recvpidfd: tests/cmd/recvpidfd on $TEST_DIR/pidfd.sock, printing
+# to TEST_DIR/pidfd.out; wait_recvpidfd waits for it to exit.
+start_recvpidfd() {
+	local tool
+	tool="$(build_tool recvpidfd)" || fail "cannot build recvpidfd"
+	PIDFD_SOCK="$TEST_DIR/pidfd.sock"
+	"$tool" "$PIDFD_SOCK" >"$TEST_DIR/pidfd.out" 2>&1 3>&- &
+	RECV_PID=$!
+	track_bg "$RECV_PID"
+	for _ in $(seq 100); do [ -S "$PIDFD_SOCK" ] && return 0; sleep 0.05; done
+	fail "recvpidfd did not listen: $(cat "$TEST_DIR/pidfd.out")"
+}
+
+wait_recvpidfd() {
+	for _ in $(seq 100); do kill -0 "$RECV_PID" 2>/dev/null || return 0; sleep 0.05; done
+	fail "recvpidfd still waits: $(cat "$TEST_DIR/pidfd.out")"
+}
+
+@test "exec: --pidfd-socket on create receives a pidfd of the container's init" {
+	start_recvpidfd
+	ID="$(new_id)"
+	set_args sleep 1000
+	create_bg "$ID" --pidfd-socket "$PIDFD_SOCK"
+	wait_recvpidfd
+	[ "$(cat "$TEST_DIR/pidfd.out")" = "pidfd $(container_pid "$ID")" ] || fail "got: $(cat "$TEST_DIR/pidfd.out")"
+}
+
+@test "exec: --pidfd-socket on run -d receives a pidfd of the container's init" {
+	start_recvpidfd
+	ID="$(new_id)"
+	set_args sleep 1000
+	husk run -d --pidfd-socket "$PIDFD_SOCK" --bundle "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- || fail "run -d failed"
+	wait_recvpidfd
+	[ "$(cat "$TEST_DIR/pidfd.out")" = "pidfd $(container_pid "$ID")" ] || fail "got: $(cat "$TEST_DIR/pidfd.out")"
+}
+
+@test "exec: --pidfd-socket on exec receives a pidfd of the exec'd process" {
+	start_sleeper
+	start_recvpidfd
+	husk exec -d --pid-file "$TEST_DIR/exec.pid" --pidfd-socket "$PIDFD_SOCK" "$ID" sleep 1000 </dev/null >/dev/null 2>&1 3>&- ||
+		fail "exec -d failed"
+	wait_recvpidfd
+	[ "$(cat "$TEST_DIR/pidfd.out")" = "pidfd $(cat "$TEST_DIR/exec.pid")" ] || fail "got: $(cat "$TEST_DIR/pidfd.out")"
+	# A socket nobody listens on fails the exec, with nothing run.
+	run -255 husk exec --pidfd-socket "$TEST_DIR/nobody.sock" "$ID" true
+	assert_contains "$output" "--pidfd-socket" "nobody.sock"
+}
+
+@test "exec: run --keep leaves the stopped container for state and delete" {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'exit 7'
+	run -7 husk run --keep --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(container_status "$id")" = stopped ] || fail "status: $(container_status "$id")"
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}
