@@ -42,6 +42,7 @@ var execCommand = &cli.Command{
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "exec into a paused container (the process runs on resume)"},
 		pidfdSocketFlag,
+		&cli.StringSliceFlag{Name: "cgroup", Usage: "run in a sub-cgroup of the container's: SUB, or CONTROLLER[,CONTROLLER]:SUB on cgroup v1 (repeatable)"},
 	},
 	// As runc: an exec that fails before the process runs exits 255.
 	Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -87,6 +88,10 @@ func execAction(cmd *cli.Command) error {
 		return err
 	}
 	p.Env = append(p.Env, extraEnv...)
+	subCgroups, err := libcontainer.ParseSubCgroups(cmd.StringSlice("cgroup"))
+	if err != nil {
+		return err
+	}
 	pidfdSock, err := dialPidfdSocket(cmd)
 	if err != nil {
 		return err
@@ -110,6 +115,7 @@ func execAction(cmd *cli.Command) error {
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,
 		ExtraFiles:   extra,
+		SubCgroups:   subCgroups,
 	})
 	if err != nil {
 		return err

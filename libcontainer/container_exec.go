@@ -21,6 +21,9 @@ type ExecOpts struct {
 	Stdin, Stdout, Stderr *os.File
 	// ExtraFiles become the process's fds 3, 4, … (--preserve-fds).
 	ExtraFiles []*os.File
+	// SubCgroups puts the process in sub-cgroups (exec --cgroup), from
+	// ParseSubCgroups; nil: the container's own cgroups.
+	SubCgroups map[string]string
 }
 
 // Exec starts o.Process in the container: `husk init` joins every
@@ -43,13 +46,17 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err := setSubreaper(); err != nil {
 		return 0, err
 	}
+	join := c.JoinCgroups
+	if o.SubCgroups != nil {
+		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
+	}
 	pid, err := startInit(&initRequest{
 		cfg:       cfg,
 		msg:       execMessage(cfg, c.State.InitPid),
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		join:      c.JoinCgroups,
+		join:      join,
 	})
 	if err == nil && o.PidFile != "" {
 		err = WritePidFile(o.PidFile, pid)

@@ -425,3 +425,71 @@ wait_recvpidfd() {
 	run -0 husk delete "$id"
 	assert_no_container "$id"
 }
+
+# cgroup_dir CTRL PID: the directory of PID's cgroup v1 controller CTRL.
+cgroup_dir() {
+	local rel
+	rel="$(awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' "/proc/$2/cgroup")"
+	echo "/sys/fs/cgroup/$1$rel"
+}
+
+# all_cgroup_dirs PID: every cgroup directory of PID (v1 controllers and
+# the unified one), one per line.
+all_cgroup_dirs() {
+	local id ctrls rel c
+	while IFS=: read -r id ctrls rel; do
+		if [ -z "$ctrls" ]; then
+			echo "/sys/fs/cgroup/unified$rel"
+		else
+			c="${ctrls#name=}"
+			echo "/sys/fs/cgroup/$c$rel"
+		fi
+	done <"/proc/$1/cgroup" | while read -r d; do [ -d "$d" ] && echo "$d"; done | sort -u
+}
+
+@test "exec: --cgroup SUB puts the process in a sub-cgroup of every controller" {
+	[ -d /sys/fs/cgroup/pids ] && [ -d /sys/fs/cgroup/memory ] || skip "needs cgroup v1 pids and memory"
+	start_sleeper
+	local pids mem d
+	pids="$(cgroup_dir pids "$INIT")"
+	mem="$(cgroup_dir memory "$INIT")"
+	# As in runc, the sub-cgroup must exist in each of them.
+	for d in $(all_cgroup_dirs "$INIT"); do
+		mkdir "$d/sub"
+		# A v1 cpuset starts empty: give it the container's.
+		if [ -e "$d/cpuset.cpus" ]; then
+			cat "$d/cpuset.cpus" >"$d/sub/cpuset.cpus"
+			cat "$d/cpuset.mems" >"$d/sub/cpuset.mems"
+		fi
+	done
+	exec_bg_cgroup --cgroup sub
+	[ "$(cgroup_dir pids "$EXEC_PID")" = "$pids/sub" ] || fail "pids: $(cgroup_dir pids "$EXEC_PID")"
+	[ "$(cgroup_dir memory "$EXEC_PID")" = "$mem/sub" ] || fail "memory: $(cgroup_dir memory "$EXEC_PID")"
+	kill -9 "$EXEC_PID"
+	assert_pid_gone "$EXEC_PID"
+	for d in $(all_cgroup_dirs "$INIT"); do rmdir "$d/sub" 2>/dev/null || true; done
+}
+
+@test "exec: --cgroup CTRL:SUB moves only that controller; a missing sub-cgroup fails" {
+	[ -d /sys/fs/cgroup/pids ] && [ -d /sys/fs/cgroup/memory ] || skip "needs cgroup v1 pids and memory"
+	start_sleeper
+	local pids mem
+	pids="$(cgroup_dir pids "$INIT")"
+	mem="$(cgroup_dir memory "$INIT")"
+	mkdir "$pids/only"
+	exec_bg_cgroup --cgroup pids:only
+	[ "$(cgroup_dir pids "$EXEC_PID")" = "$pids/only" ] || fail "pids: $(cgroup_dir pids "$EXEC_PID")"
+	[ "$(cgroup_dir memory "$EXEC_PID")" = "$mem" ] || fail "memory: $(cgroup_dir memory "$EXEC_PID")"
+	kill -9 "$EXEC_PID"
+	assert_pid_gone "$EXEC_PID"
+	rmdir "$pids/only"
+	run -255 husk exec --cgroup nosuch "$ID" true
+	assert_contains "$output" "--cgroup nosuch" "no such file or directory"
+}
+
+# exec_bg_cgroup FLAGS...: a detached `sleep 1000` exec with FLAGS.
+exec_bg_cgroup() {
+	husk exec -d --pid-file "$TEST_DIR/exec.pid" "$@" "$ID" sleep 1000 </dev/null >"$TEST_DIR/exec.out" 2>&1 3>&- ||
+		fail "exec -d $*: $(cat "$TEST_DIR/exec.out")"
+	EXEC_PID="$(cat "$TEST_DIR/exec.pid")"
+}
