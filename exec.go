@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer"
-	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
@@ -88,6 +86,12 @@ func execAction(cmd *cli.Command) error {
 		return err
 	}
 	p.Env = append(p.Env, extraEnv...)
+	// Like runc, --process is the whole process: the flags that shape
+	// one (--cap among them) apply only without it.
+	var addCaps []string
+	if cmd.String("process") == "" {
+		addCaps = cmd.StringSlice("cap")
+	}
 	subCgroups, err := libcontainer.ParseSubCgroups(cmd.StringSlice("cgroup"))
 	if err != nil {
 		return err
@@ -109,6 +113,7 @@ func execAction(cmd *cli.Command) error {
 	}
 	pid, err := c.Exec(libcontainer.ExecOpts{
 		Process:      p,
+		AddCaps:      addCaps,
 		IgnorePaused: cmd.Bool("ignore-paused"),
 		PidFile:      cmd.String("pid-file"),
 		Stdin:        os.Stdin,
@@ -152,7 +157,7 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 	if len(args) == 0 {
 		return nil, errors.New("exec: give a command to run after the container id, or --process")
 	}
-	p := cloneProcess(cfg.Process)
+	p := cfg.Process.Clone()
 	p.Args = args
 	p.Terminal = cmd.Bool("tty")
 	p.ConsoleSize = nil
@@ -183,9 +188,6 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 			}
 			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
 		}
-	}
-	if err := addCaps(p, cmd.StringSlice("cap")); err != nil {
-		return nil, err
 	}
 	if cmd.Bool("no-new-privs") {
 		p.NoNewPrivileges = true
@@ -234,62 +236,4 @@ func parseUser(s string) (uid, gid uint32, err error) {
 		return 0, 0, fmt.Errorf("--user %q: the gid must be a number", s)
 	}
 	return uint32(u), uint32(g), nil
-}
-
-// addCaps adds each --cap to the bounding, effective and permitted sets
-// (and ambient when the process has inheritable ones), as runc does, also
-// one the container's init lacks: the caller is root on the host and asks
-// for it. A name husk does not know is ignored with runc's warning.
-func addCaps(p *configs.Process, names []string) error {
-	if len(names) == 0 {
-		return nil
-	}
-	if p.Capabilities == nil {
-		// No capabilities in the config: the process keeps them all.
-		return nil
-	}
-	c := p.Capabilities
-	var unknown []string
-	for _, name := range names {
-		if _, ok := caps.Value(name); !ok {
-			unknown = append(unknown, name)
-			continue
-		}
-		c.Bounding = appendNew(c.Bounding, name)
-		c.Effective = appendNew(c.Effective, name)
-		c.Permitted = appendNew(c.Permitted, name)
-		if len(c.Inheritable) > 0 {
-			c.Ambient = appendNew(c.Ambient, name)
-		}
-	}
-	if len(unknown) > 0 {
-		logrus.Warnf("--cap: ignoring unknown or unavailable capabilities: [%s]", strings.Join(unknown, " "))
-	}
-	return nil
-}
-
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-// cloneProcess copies p deeply enough to change its slices and sets.
-func cloneProcess(p *configs.Process) *configs.Process {
-	q := *p
-	q.Args = slices.Clone(p.Args)
-	q.Env = slices.Clone(p.Env)
-	q.User.AdditionalGids = slices.Clone(p.User.AdditionalGids)
-	q.Rlimits = slices.Clone(p.Rlimits)
-	if c := p.Capabilities; c != nil {
-		q.Capabilities = &configs.Capabilities{
-			Bounding:    slices.Clone(c.Bounding),
-			Effective:   slices.Clone(c.Effective),
-			Inheritable: slices.Clone(c.Inheritable),
-			Permitted:   slices.Clone(c.Permitted),
-			Ambient:     slices.Clone(c.Ambient),
-		}
-	}
-	return &q
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
 func TestParseUser(t *testing.T) {
@@ -32,36 +29,5 @@ func TestParseUser(t *testing.T) {
 		if err != nil || uid != c.uid || gid != c.gid {
 			t.Errorf("parseUser(%q) = %d, %d, %v; want %d, %d", c.in, uid, gid, err, c.uid, c.gid)
 		}
-	}
-}
-
-func TestAddCaps(t *testing.T) {
-	p := &configs.Process{Capabilities: &configs.Capabilities{
-		Bounding:  []string{"CAP_KILL", "CAP_NET_RAW"},
-		Effective: []string{"CAP_KILL"},
-		Permitted: []string{"CAP_KILL"},
-	}}
-	if err := addCaps(p, []string{"CAP_NET_RAW", "CAP_KILL"}); err != nil {
-		t.Fatal(err)
-	}
-	c := p.Capabilities
-	if !slices.Equal(c.Effective, []string{"CAP_KILL", "CAP_NET_RAW"}) || !slices.Equal(c.Permitted, c.Effective) ||
-		!slices.Equal(c.Bounding, []string{"CAP_KILL", "CAP_NET_RAW"}) || len(c.Ambient) != 0 {
-		t.Errorf("caps after --cap: %+v", c)
-	}
-	// Outside the container's bounding set: granted, as runc does.
-	if err := addCaps(p, []string{"CAP_SYS_ADMIN"}); err != nil || !slices.Contains(c.Bounding, "CAP_SYS_ADMIN") ||
-		!slices.Contains(c.Effective, "CAP_SYS_ADMIN") {
-		t.Errorf("a capability outside the bounding set: %v, %+v", err, c)
-	}
-	// Unknown: ignored (with a warning), as runc does.
-	before := slices.Clone(c.Effective)
-	if err := addCaps(p, []string{"CAP_NOPE"}); err != nil || !slices.Equal(c.Effective, before) {
-		t.Errorf("an unknown capability: %v, %+v", err, c)
-	}
-	// With inheritable ones, --cap also makes it ambient, as runc does.
-	p.Capabilities.Inheritable = []string{"CAP_KILL"}
-	if err := addCaps(p, []string{"CAP_KILL"}); err != nil || !slices.Equal(p.Capabilities.Ambient, []string{"CAP_KILL"}) {
-		t.Errorf("ambient: %v, %v", p.Capabilities.Ambient, err)
 	}
 }

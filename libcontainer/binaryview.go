@@ -2,7 +2,6 @@ package libcontainer
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -37,24 +36,4 @@ func huskBinaryView() (path string, release func(), err error) {
 	}
 	logrus.Debugf("exe protection: husk init runs from a detached read-only open_tree view of /proc/self/exe (fd %d)", high)
 	return fmt.Sprintf("/proc/self/fd/%d", high), func() { unix.Close(high) }, nil
-}
-
-// setSubreaper makes this process adopt its orphaned descendants, so the
-// container's init (a grandchild: nsexec forks it) can be waited for and
-// reaped by create and run.
-func setSubreaper() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
-	}
-	return nil
-}
-
-// openFifoPath opens the exec fifo as an O_PATH fd for init, which reopens
-// it for writing through /proc/self/fd once the container is built.
-func openFifoPath(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return os.NewFile(uintptr(fd), path), nil
 }

@@ -5,16 +5,22 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/sirupsen/logrus"
-	"golang.org/x/sys/unix"
 )
 
 // ExecOpts is what `husk exec` passes to Exec.
 type ExecOpts struct {
-	Process      *configs.Process
+	Process *configs.Process
+	// AddCaps (--cap) are capabilities the process gets on top of its own
+	// in the bounding, effective and permitted sets (and ambient when it
+	// has inheritable ones), as runc gives them, also beyond the
+	// container's bounding set.
+	AddCaps      []string
 	IgnorePaused bool   // exec into a paused container (the process waits, frozen)
 	PidFile      string // optional
 	// Stdio of the process (passed through; nil means /dev/null).
@@ -39,7 +45,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if _, err := c.check(op); err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
-	cfg, err := c.execConfig(o.Process)
+	cfg, err := c.execConfig(o.Process, o.AddCaps)
 	if err != nil {
 		return 0, err
 	}
@@ -63,9 +69,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	}
 	if err != nil {
 		if pid > 0 {
-			unix.Kill(pid, unix.SIGKILL)
-			var ws unix.WaitStatus
-			unix.Wait4(pid, &ws, 0, nil)
+			killAndReap(pid)
 		}
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
@@ -75,12 +79,15 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 // execConfig is the container's config with p as its process. Everything
 // else in it (seccomp, the namespaces to join) is the container's: an
 // exec'd process never holds more than the container's init.
-func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
+func (c *Container) execConfig(p *configs.Process, addCaps []string) (*configs.Config, error) {
 	if c.State.Config == nil {
 		return nil, errors.New("the container's state has no config")
 	}
 	cfg := *c.State.Config
-	if err := boundByInit(cfg.Process, p); err != nil {
+	if err := addCapabilities(p, addCaps); err != nil {
+		return nil, err
+	}
+	if err := boundByInit(cfg.Process, p, addCaps); err != nil {
 		return nil, err
 	}
 	cfg.Process = p
@@ -89,11 +96,47 @@ func (c *Container) execConfig(p *configs.Process) (*configs.Config, error) {
 	return withCompiledSeccomp(&cfg)
 }
 
+// addCapabilities gives p each of names (--cap) in its bounding,
+// effective and permitted sets, and ambient when it has inheritable ones,
+// as runc does. A name husk does not know is ignored with runc's warning.
+// A process without capabilities in its config keeps them all.
+func addCapabilities(p *configs.Process, names []string) error {
+	c := p.Capabilities
+	var unknown []string
+	for _, name := range names {
+		if _, ok := caps.Value(name); !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		c.Bounding = appendNew(c.Bounding, name)
+		c.Effective = appendNew(c.Effective, name)
+		c.Permitted = appendNew(c.Permitted, name)
+		if len(c.Inheritable) > 0 {
+			c.Ambient = appendNew(c.Ambient, name)
+		}
+	}
+	if len(unknown) > 0 {
+		logrus.Warnf("--cap: ignoring unknown or unavailable capabilities: [%s]", strings.Join(unknown, " "))
+	}
+	return nil
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
 // boundByInit gives p init's capabilities when it names none, and keeps
-// init's no_new_privs. Capabilities asked beyond init's bounding set are
-// granted, as runc does (`docker exec --privileged` sends a full set): the
-// caller is root on the host and asked for them explicitly.
-func boundByInit(init, p *configs.Process) error {
+// init's no_new_privs. Capabilities asked beyond init's bounding set
+// (--cap, or a --process's own) are granted, as runc does (`docker exec
+// --privileged` sends a full set): the caller is root on the host and
+// asked for them explicitly.
+func boundByInit(init, p *configs.Process, added []string) error {
 	if init.NoNewPrivileges {
 		p.NoNewPrivileges = true
 	}

@@ -1,6 +1,7 @@
 package libcontainer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,18 +35,59 @@ func TestBoundByInit(t *testing.T) {
 		Bounding: []string{"CAP_KILL", "CAP_CHOWN"},
 	}}
 	p := &configs.Process{Capabilities: &configs.Capabilities{Effective: []string{"CAP_CHOWN"}}}
-	if err := boundByInit(init, p); err != nil || !p.NoNewPrivileges {
+	if err := boundByInit(init, p, nil); err != nil || !p.NoNewPrivileges {
 		t.Errorf("within the bounding set: %v, no_new_privs %v", err, p.NoNewPrivileges)
 	}
 	// Beyond init's bounding set: granted, as runc does.
 	asked := &configs.Capabilities{Bounding: []string{"CAP_SYS_ADMIN"}, Effective: []string{"CAP_SYS_ADMIN"}}
 	p = &configs.Process{Capabilities: asked}
-	if err := boundByInit(init, p); err != nil || p.Capabilities != asked {
+	if err := boundByInit(init, p, nil); err != nil || p.Capabilities != asked {
 		t.Errorf("outside the bounding set: %+v, %v", p.Capabilities, err)
 	}
 	// No capabilities in --process: the container's, not all of them.
 	p = &configs.Process{}
-	if err := boundByInit(init, p); err != nil || p.Capabilities != init.Capabilities {
+	if err := boundByInit(init, p, nil); err != nil || p.Capabilities != init.Capabilities {
 		t.Errorf("no capabilities: %+v, %v", p.Capabilities, err)
+	}
+}
+
+// --cap adds to the bounding, effective and permitted sets (ambient with
+// inheritable ones), also beyond the container's bounding set, as runc.
+func TestExecAddCaps(t *testing.T) {
+	init := &configs.Process{Capabilities: &configs.Capabilities{Bounding: []string{"CAP_KILL", "CAP_NET_RAW"}}}
+	p := &configs.Process{Capabilities: &configs.Capabilities{
+		Bounding:  []string{"CAP_KILL", "CAP_NET_RAW"},
+		Effective: []string{"CAP_KILL"},
+		Permitted: []string{"CAP_KILL"},
+	}}
+	add := []string{"CAP_NET_RAW", "CAP_KILL"}
+	if err := addCapabilities(p, add); err != nil {
+		t.Fatal(err)
+	}
+	if err := boundByInit(init, p, add); err != nil {
+		t.Fatal(err)
+	}
+	c := p.Capabilities
+	if !slices.Equal(c.Effective, []string{"CAP_KILL", "CAP_NET_RAW"}) || !slices.Equal(c.Permitted, c.Effective) ||
+		!slices.Equal(c.Bounding, []string{"CAP_KILL", "CAP_NET_RAW"}) || len(c.Ambient) != 0 {
+		t.Errorf("caps after --cap: %+v", c)
+	}
+	add = []string{"CAP_SYS_ADMIN"}
+	if err := addCapabilities(p, add); err != nil {
+		t.Fatal(err)
+	}
+	if err := boundByInit(init, p, add); err != nil || !slices.Contains(c.Bounding, "CAP_SYS_ADMIN") ||
+		!slices.Contains(c.Effective, "CAP_SYS_ADMIN") {
+		t.Errorf("a capability outside the bounding set: %v, %+v", err, c)
+	}
+	// Unknown: ignored (with a warning), as runc does.
+	before := slices.Clone(c.Effective)
+	if err := addCapabilities(p, []string{"CAP_NOPE"}); err != nil || !slices.Equal(c.Effective, before) {
+		t.Errorf("an unknown capability: %v, %+v", err, c)
+	}
+	// With inheritable ones, --cap also makes it ambient, as runc does.
+	p = &configs.Process{Capabilities: &configs.Capabilities{Bounding: []string{"CAP_KILL"}, Inheritable: []string{"CAP_KILL"}}}
+	if err := addCapabilities(p, []string{"CAP_KILL"}); err != nil || !slices.Equal(p.Capabilities.Ambient, []string{"CAP_KILL"}) {
+		t.Errorf("ambient: %v, %v", p.Capabilities.Ambient, err)
 	}
 }

@@ -148,10 +148,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 func (c *Container) undoCreate() {
 	c.returnNetDevices()
 	if c.State != nil && c.State.InitPid > 0 {
-		unix.Kill(c.State.InitPid, unix.SIGKILL)
-		// We are its subreaper: reap it so no zombie is left.
-		var ws unix.WaitStatus
-		unix.Wait4(c.State.InitPid, &ws, 0, nil)
+		killAndReap(c.State.InitPid)
 	}
 	c.runPoststop()
 	if err := c.detachNetwork(true); err != nil {

@@ -16,10 +16,12 @@ import (
 )
 
 // runNsexec sends the bootstrap message and answers nsexec until it
-// reports the pid of the forked init.
+// reports the pid of the forked init (steps 1-4 of the protocol table in
+// package bootstrap). Every error is the one the user reads: nsexec's own
+// text, or what the parent saw go wrong.
 func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 	if _, err := sock.Write(msg.Encode()); err != nil {
-		return 0, fmt.Errorf("send bootstrap message: %w", err)
+		return 0, initGone("nsexec", fmt.Errorf("send bootstrap message: %w", err))
 	}
 	for {
 		t, payload, err := bootstrap.Recv(sock)
@@ -28,7 +30,7 @@ func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 		}
 		switch t {
 		case bootstrap.SyncUsermapPls:
-			pid, err := bootstrap.ParsePid(payload)
+			pid, err := parsePid("nsexec", t, payload)
 			if err != nil {
 				return 0, err
 			}
@@ -36,16 +38,38 @@ func runNsexec(sock *os.File, msg *bootstrap.Message) (int, error) {
 				return 0, err
 			}
 			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
-				return 0, err
+				return 0, initGone("nsexec", err)
 			}
 		case bootstrap.SyncPid:
-			return bootstrap.ParsePid(payload)
+			return parsePid("nsexec", t, payload)
 		case bootstrap.SyncError:
-			return 0, errors.New(string(payload))
+			return 0, reported("nsexec", payload)
 		default:
-			return 0, fmt.Errorf("nsexec sent unexpected %s", t)
+			return 0, unexpected("nsexec", t)
 		}
 	}
+}
+
+// parsePid reads the pid payload of message t from stage.
+func parsePid(stage string, t bootstrap.SyncType, payload []byte) (int, error) {
+	pid, err := bootstrap.ParsePid(payload)
+	if err != nil {
+		return 0, fmt.Errorf("%s sent a bad %s: %w", stage, t, err)
+	}
+	return pid, nil
+}
+
+// reported is the error stage sent in an ERROR message.
+func reported(stage string, payload []byte) error {
+	if len(payload) == 0 {
+		return fmt.Errorf("%s failed without saying why", stage)
+	}
+	return errors.New(string(payload))
+}
+
+// unexpected is the error for a message stage should not send now.
+func unexpected(stage string, t bootstrap.SyncType) error {
+	return fmt.Errorf("%s sent an unexpected %s message (is husk init the same version as husk?)", stage, t)
 }
 
 // writeIDMaps writes a new user namespace's maps for nsexec, which cannot
@@ -61,7 +85,8 @@ func writeIDMaps(pid int, msg *bootstrap.Message) error {
 }
 
 // configureInit sends the config to the Go init and waits for READY,
-// running the create hooks when init asks for them on the way.
+// running the create hooks when init asks for them on the way (steps 5-6
+// of the protocol table).
 func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
@@ -79,7 +104,7 @@ func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error
 		case bootstrap.SyncReady:
 			return nil
 		case bootstrap.SyncError:
-			return errors.New(string(payload))
+			return reported("init", payload)
 		case bootstrap.SyncCreateHooks:
 			if err := runtimeHooks(); err != nil {
 				return err
@@ -88,7 +113,7 @@ func configureInit(sock *os.File, cfg *configs.Config, runtimeHooks func() error
 				return initGone("init", err)
 			}
 		default:
-			return fmt.Errorf("init sent unexpected %s", t)
+			return unexpected("init", t)
 		}
 	}
 }

@@ -72,3 +72,26 @@ func waitGone(pid int, start uint64) error {
 		return nil
 	}
 }
+
+// killAndReap kills pid, a child (or orphan: husk is a subreaper) of this
+// process, and reaps it so that no zombie is left. It undoes a start that
+// failed after the process was made.
+func killAndReap(pid int) {
+	unix.Kill(pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// setSubreaper makes this process adopt its orphaned descendants, so the
+// container's init (a grandchild: nsexec forks it) can be waited for and
+// reaped by create and run.
+func setSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+	}
+	return nil
+}

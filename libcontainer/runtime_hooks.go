@@ -13,16 +13,13 @@ import (
 // protocol table in libcontainer/bootstrap); a failing hook makes the
 // parent answer nothing: it kills init and undoes the create.
 
-// hookState is the container's hook state.
+// hookState is the container's hook state (hooks only run for a state
+// with a config: see hooks).
 func (c *Container) hookState(status specs.ContainerState, pid int) specs.State {
-	return specs.State{
-		Version:     c.State.OCIVersion,
-		ID:          c.ID,
-		Status:      status,
-		Pid:         pid,
-		Bundle:      c.State.Bundle,
-		Annotations: c.State.Annotations,
+	if c.State == nil || c.State.Config == nil {
+		return specs.State{ID: c.ID, Status: status, Pid: pid}
 	}
+	return c.State.Config.SpecState(status, pid)
 }
 
 // hooks are the container's hooks of kind.

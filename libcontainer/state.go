@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/husk-runtime/husk/libcontainer/atomicfile"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
@@ -75,7 +76,7 @@ func saveState(dir string, s *State) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, stateFile), data, 0o600)
+	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
 }
 
 func loadState(dir string) (*State, error) {
@@ -90,36 +91,11 @@ func loadState(dir string) (*State, error) {
 	return &s, nil
 }
 
-// writeFileAtomic writes a temporary file beside path and renames it over
-// path.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
-	}
-	return nil
-}
-
 // WritePidFile writes pid to path atomically, as containerd expects.
 func WritePidFile(path string, pid int) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("pid file %s: %w", path, err)
 	}
-	return writeFileAtomic(abs, []byte(fmt.Sprint(pid)), 0o644)
+	return atomicfile.Write(abs, []byte(fmt.Sprint(pid)), 0o644)
 }

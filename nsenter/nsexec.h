@@ -10,6 +10,18 @@
 
 #define HUSK_MAX_NS 16 /* entries in NS_PATHS */
 
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* The namespace types, by their names under /proc/PID/ns (parse.c). */
+struct husk_ns_type {
+	const char *name;
+	int flag;
+};
+extern const struct husk_ns_type husk_ns_types[];
+extern const size_t husk_n_ns_types;
+
 /* One namespace to join: NS_PATHS entry "name:path". */
 struct husk_ns {
 	const char *name; /* as under /proc/PID/ns: "net", "mnt", ... */

@@ -5,26 +5,8 @@ import "C"
 
 import "strconv"
 
-// What `husk init` inherits besides the init socket's frames: its fds,
-// named by environment variables, and exec.fifo.
-//
-//	fd          env variable       what                          who uses it
-//	0-2                            the process's stdio           the process
-//	3 ..        LISTEN_FDS etc.    --preserve-fds, LISTEN_FDS    the process
-//	first       EnvInitPipe        init socketpair (this table)  nsexec, Go init
-//	first+1     EnvLogPipe         JSON log lines to the parent  Go init
-//	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    Go init
-//	next        EnvConsoleFd       --console-socket, connected   Go init
-//	next        EnvListenerFd      seccomp listener, connected   Go init
-//	            EnvInitType        InitTypeExec for an exec      nsexec, Go init
-//
-// first is FirstFd(number of preserved fds). The parent passes the files
-// in this order (exec.Cmd.ExtraFiles) and InitEnv names them.
-//
-// exec.fifo: init blocks opening it for writing until `husk start` opens
-// it for reading; then init runs the startContainer hooks and writes, in
-// one write (atomic on a pipe), FifoGo when it goes on to exec the
-// process, or else the reason it cannot (at most FifoMsgMax bytes).
+// The names of init's inherited fds and the bytes of exec.fifo: see the
+// tables in the package comment.
 const (
 	EnvInitPipe   = C.HUSK_ENV_INITPIPE
 	EnvLogPipe    = C.HUSK_ENV_LOGPIPE

@@ -1,8 +1,25 @@
-// Package bootstrap is the wire protocol between husk's parent process
-// (create, run, exec) and `husk init`. The numbers live in bootstrap.h,
-// shared with nsenter/nsexec.c; Go reads them through cgo.
+// Package bootstrap is the whole contract between husk's parent process
+// (create, run, exec: package libcontainer) and `husk init` (nsexec.c,
+// then package initproc): what init inherits, the messages on the init
+// socketpair, and exec.fifo. The numbers live in bootstrap.h, shared with
+// nsenter/nsexec.c; Go reads them through cgo.
 //
-// The conversation on the init socketpair, in order:
+// What init inherits (fds.go): the parent passes these files to the
+// `husk init` it starts, in this order, and names them in the environment:
+//
+//	fd          env variable       what                          used by
+//	0-2                            the process's stdio           the process
+//	3 ..                           --preserve-fds, LISTEN_FDS    the process
+//	first       EnvInitPipe        init socketpair (below)       nsexec, Go init
+//	first+1     EnvLogPipe         JSON log lines to the parent  Go init
+//	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    Go init
+//	next        EnvConsoleFd       --console-socket, connected   Go init
+//	next        EnvListenerFd      seccomp listener, connected   Go init
+//	            EnvInitType        InitTypeExec for an exec      nsexec, Go init
+//
+// first is FirstFd(number of preserved fds); InitEnv writes the variables.
+//
+// The conversation on the init socketpair, in order (protocol.go):
 //
 //	step  sender        message             answer / meaning
 //	1     parent        bootstrap (netlink) nsexec joins and unshares namespaces
@@ -23,6 +40,16 @@
 //	                                        sender exits non-zero
 //
 // A closed socket before READY means init died; the parent reports that.
+// A sync frame is two native-endian u32 (type, payload length) and the
+// payload, at most 64 MiB.
+//
+// exec.fifo (fds.go), after READY, for a container's init only:
+//
+//	7     Go init       opens it to write   blocks until `husk start` opens it
+//	                                        to read
+//	8     Go init       FifoGo, or text     in one write of at most FifoMsgMax
+//	                                        bytes: it execs the process, or why
+//	                                        not (a startContainer hook failed)
 package bootstrap
 
 // #include "bootstrap.h"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/containernetworking/cni/pkg/utils"
+	"github.com/husk-runtime/husk/libcontainer/atomicfile"
 	"github.com/sirupsen/logrus"
 )
 
@@ -114,22 +115,13 @@ func LoadRecord(dir string) (*Record, error) {
 	return &rec, nil
 }
 
-// saveRecord writes the record atomically (a temporary file renamed).
+// saveRecord writes the record atomically.
 func saveRecord(dir string, rec *Record) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode CNI record: %w", err)
 	}
-	path := filepath.Join(dir, RecordFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(dir, RecordFile), data, 0o600)
 }
 
 func removeRecord(dir string) error {

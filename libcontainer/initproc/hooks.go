@@ -27,7 +27,7 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
 		}
 	}
-	st := configState(cfg, specs.StateCreating, os.Getpid())
+	st := cfg.SpecState(specs.StateCreating, os.Getpid())
 	// As runc: they start in the container's rootfs.
 	env := hooks.EmptyEnv
 	env.Dir = cfg.Rootfs
@@ -38,19 +38,6 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 // process is executed, with the process's environment env (as runc) and
 // its seccomp filter loaded.
 func startContainerHooks(cfg *configs.Config, env []string) error {
-	st := configState(cfg, specs.StateCreated, os.Getpid())
+	st := cfg.SpecState(specs.StateCreated, os.Getpid())
 	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.WithEnv(env))
-}
-
-// configState is the runtime-spec state as init knows it from its config,
-// for the hooks it runs and the seccomp listener.
-func configState(cfg *configs.Config, status specs.ContainerState, pid int) specs.State {
-	return specs.State{
-		Version:     cfg.OCIVersion,
-		ID:          cfg.ID,
-		Status:      status,
-		Pid:         pid,
-		Bundle:      cfg.Bundle,
-		Annotations: cfg.Annotations,
-	}
 }

@@ -152,7 +152,7 @@ func loadSeccomp(cfg *configs.Config, side *inherited) error {
 	var msg []byte
 	if side.listener != nil {
 		var err error
-		st := configState(cfg, specs.StateCreating, side.hostPid)
+		st := cfg.SpecState(specs.StateCreating, side.hostPid)
 		if msg, err = seccomp.ListenerMessage(s.ListenerMetadata, side.hostPid, st); err != nil {
 			return err
 		}

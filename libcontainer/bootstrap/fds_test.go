@@ -1,0 +1,55 @@
+package bootstrap
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+)
+
+// The numbering the table gives: init's own fds follow the preserved
+// ones, the fifo only for create, the extras after them in order.
+func TestInitEnv(t *testing.T) {
+	for _, tc := range []struct {
+		first      int
+		fifo, exec bool
+		extras     []string
+		want       []string
+	}{
+		{FirstFd(0), true, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5"}},
+		{FirstFd(2), true, false, []string{EnvConsoleFd, EnvListenerFd},
+			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9"}},
+		{FirstFd(0), false, true, []string{EnvConsoleFd},
+			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec}},
+	} {
+		if got := InitEnv(tc.first, tc.fifo, tc.exec, tc.extras); !slices.Equal(got, tc.want) {
+			t.Errorf("InitEnv(%d, fifo %v, exec %v, %v) = %q, want %q", tc.first, tc.fifo, tc.exec, tc.extras, got, tc.want)
+		}
+	}
+}
+
+func TestSyncFrames(t *testing.T) {
+	var b bytes.Buffer
+	if err := Send(&b, SyncError, []byte("boom")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Send(&b, SyncReady, nil); err != nil {
+		t.Fatal(err)
+	}
+	if typ, p, err := Recv(&b); typ != SyncError || string(p) != "boom" || err != nil {
+		t.Errorf("first frame %s %q %v", typ, p, err)
+	}
+	if typ, p, err := Recv(&b); typ != SyncReady || len(p) != 0 || err != nil {
+		t.Errorf("second frame %s %q %v", typ, p, err)
+	}
+	if _, _, err := Recv(&b); err == nil {
+		t.Error("a read past the last frame succeeded")
+	}
+	if pid, err := ParsePid(PidPayload(123456)); pid != 123456 || err != nil {
+		t.Errorf("pid round trip %d %v", pid, err)
+	}
+	for typ, name := range map[SyncType]string{SyncUsermapPls: "USERMAP_PLS", SyncCreateHooksDone: "CREATE_HOOKS_DONE", 42: "sync(42)"} {
+		if typ.String() != name {
+			t.Errorf("%d is %q, want %q", uint32(typ), typ, name)
+		}
+	}
+}
