@@ -26,6 +26,9 @@ demo_in() {
 assert_demo_output() {
 	[ "$status" -eq 0 ] || fail "make demo: exit $status: $output"
 	assert_contains "$output" "hello from a husk container" "hostname: husk" "terminal: /dev/pts/" "Linux "
+	# The script runs as the container's args: no interactive shell echoes
+	# a prompt and the input back through the pty (main's demo piped it in).
+	[[ "$output" != *"/ # "* ]] || fail "an interactive shell's prompt in the demo's output: $output"
 	[ -z "$(ls -A "$TEST_DIR/demo/state" 2>/dev/null)" ] || fail "the demo left state: $(ls "$TEST_DIR/demo/state")"
 }
 
