@@ -26,7 +26,7 @@ func Init() {
 		os.Exit(1)
 	}
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
-		logrus.SetOutput(logw)
+		logrus.SetOutput(logPipe{logw})
 		logrus.SetFormatter(&logrus.JSONFormatter{})
 		// Every record goes to the parent, which logs what its own
 		// level (--debug) lets through.
@@ -103,4 +103,14 @@ func initExec(sock *os.File) error {
 		return err
 	}
 	return setupAndExecve(cfg, side, sock, nil)
+}
+
+// logPipe is init's end of the log pipe. A created container's parent
+// (husk create) is gone once init waits for start: what init logs later
+// is dropped, never reported on stderr, which is the container's stdio.
+type logPipe struct{ f *os.File }
+
+func (l logPipe) Write(p []byte) (int, error) {
+	l.f.Write(p)
+	return len(p), nil
 }
