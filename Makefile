@@ -13,9 +13,18 @@ VERSION ?= 0.1.0-dev
 COMMIT  ?= $(shell git rev-parse --verify --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
+# Debian packages building husk needs (cgo and libseccomp); every target
+# that compiles installs the missing ones, so `make demo` and `make test`
+# work on a Debian with only Go installed.
+BUILD_DEPS := gcc libc6-dev pkg-config libseccomp-dev git ca-certificates
+
+# The demo's bundle: a static busybox and jq to set the demo's args.
+DEMO_DEPS  := busybox-static jq
+
 # Debian packages the integration suites need; `make test` installs the
-# missing ones (a no-op in CI, where .ci/run has installed them).
-TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins uidmap passwd
+# missing ones (a no-op in CI, where .ci/run has installed them). runc and
+# crun are there to compare husk's behaviour with.
+TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins uidmap passwd runc crun strace
 
 # The client suites (tests/clients) also need these; `make clients`
 # installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the
@@ -28,13 +37,13 @@ BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 BINDIR     ?= /usr/local/bin
 
-.PHONY: all husk install test unit integration security fuzz clients test-deps client-deps bench demo clean
+.PHONY: all husk install test unit integration security fuzz clients build-deps demo-deps test-deps client-deps bench demo clean
 
 all: husk
 
 # Always handed to go build: its cache decides what is stale. husk-cni,
 # the CNI helper, is built and installed beside husk, where husk finds it.
-husk:
+husk: build-deps
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
 	$(GO) build -o husk-cni ./cmd/husk-cni
 
@@ -44,7 +53,7 @@ install: husk
 
 test: unit integration security fuzz clients
 
-unit:
+unit: build-deps test-deps
 	$(GO) test ./...
 
 # TAP for readable CI logs, ended by bats' summary line (tests/integration/summary.awk).
@@ -79,6 +88,12 @@ clients: husk client-deps
 	HUSK_CLIENT_RUNTIME=$(HUSK_CLIENT_RUNTIME) $(BATS) --tap --timing --print-output-on-failure tests/clients \
 		| awk -f tests/integration/summary.awk
 
+build-deps:
+	@$(call apt_install,$(BUILD_DEPS))
+
+demo-deps:
+	@$(call apt_install,$(DEMO_DEPS))
+
 test-deps:
 	@$(call apt_install,$(TEST_DEPS))
 
@@ -97,12 +112,17 @@ endef
 bench: husk
 	$(GO) run ./bench -husk $(CURDIR)/husk -n $(BENCH_N) $(BENCH_ARGS)
 
-# A busybox bundle from Debian's busybox-static (installed if missing), the
-# default config from `husk spec` (args ["sh"]), and a script on its stdin.
-demo: husk
-	@dpkg -s busybox-static >/dev/null 2>&1 || { \
-		echo "installing busybox-static"; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static; }
+# A busybox bundle from Debian's busybox-static, the default config from
+# `husk spec` (a terminal, as runc's) with a script as its args. The
+# container's stdin is /dev/null: the demo reads nothing, so it finishes the
+# same in a terminal, in a script and with stdin closed (CI).
+DEMO_SCRIPT := echo "hello from a husk container"; \
+	echo "hostname: $$(hostname)   pid: $$$$   user: $$(id)"; \
+	echo "terminal: $$(tty)"; \
+	echo "processes it can see: $$(ls -d /proc/[0-9]* | wc -l)"; \
+	uname -sr
+
+demo: husk demo-deps
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)/bundle/rootfs/bin $(DEMO_DIR)/bundle/rootfs/etc
 	@cp /bin/busybox $(DEMO_DIR)/bundle/rootfs/bin/busybox
 	@for applet in $$($(DEMO_DIR)/bundle/rootfs/bin/busybox --list); do \
@@ -111,13 +131,10 @@ demo: husk
 	@echo 'root:x:0:0:root:/root:/bin/sh' > $(DEMO_DIR)/bundle/rootfs/etc/passwd
 	@echo 'root:x:0:' > $(DEMO_DIR)/bundle/rootfs/etc/group
 	./husk spec --bundle $(DEMO_DIR)/bundle
-	@echo "./husk --root $(DEMO_DIR)/state run --bundle $(DEMO_DIR)/bundle husk-demo  (a script on stdin)"
-	@printf '%s\n' \
-		'echo "hello from a husk container"' \
-		'echo "hostname: $$(hostname)   pid: $$$$   user: $$(id)"' \
-		'echo "processes it can see: $$(ls -d /proc/[0-9]* | wc -l)"' \
-		'uname -sr' \
-	| ./husk --root $(DEMO_DIR)/state run --bundle $(DEMO_DIR)/bundle husk-demo-$$$$
+	@jq --arg s '$(DEMO_SCRIPT)' '.process.args = ["sh", "-c", $$s]' \
+		$(DEMO_DIR)/bundle/config.json > $(DEMO_DIR)/bundle/config.json.new
+	@mv $(DEMO_DIR)/bundle/config.json.new $(DEMO_DIR)/bundle/config.json
+	./husk --root $(DEMO_DIR)/state run --bundle $(DEMO_DIR)/bundle husk-demo-$$$$ </dev/null
 	@echo "demo bundle left in $(DEMO_DIR)/bundle"
 
 clean:

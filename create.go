@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"errors"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer"
@@ -19,6 +20,7 @@ func bundleFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot_root (for a rootfs on a ramdisk)"},
 		&cli.BoolFlag{Name: "no-new-keyring", Usage: "keep the caller's session keyring"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
+		pidfdSocketFlag,
 	}
 }
 
@@ -61,6 +63,11 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		cfg.Process.Terminal = true
 	}
 	cfg.Process.Env = append(cfg.Process.Env, extraEnv...)
+	pidfdSock, err := dialPidfdSocket(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pidfdSock.close()
 	tty, err := setupTerminal(cmd, cfg.Process, detach)
 	if err != nil {
 		return nil, nil, err
@@ -80,6 +87,12 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	})
 	if err != nil {
 		tty.close()
+		return nil, nil, err
+	}
+	if err := pidfdSock.send(c.State.InitPid); err != nil {
+		tty.close()
+		err = errors.Join(err, c.Delete(true))
+		c.Close()
 		return nil, nil, err
 	}
 	return c, tty, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 )
 
 var execCommand = &cli.Command{
@@ -39,76 +40,111 @@ var execCommand = &cli.Command{
 		&cli.StringFlag{Name: "process-label", Usage: "SELinux label for the process"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "pass N more fds (3, 4, …) to the process"},
 		&cli.BoolFlag{Name: "ignore-paused", Usage: "exec into a paused container (the process runs on resume)"},
+		pidfdSocketFlag,
+		&cli.StringSliceFlag{Name: "cgroup", Usage: "run in a sub-cgroup of the container's: SUB, or CONTROLLER[,CONTROLLER]:SUB on cgroup v1 (repeatable)"},
 	},
+	// As runc: an exec that fails before the process runs exits 255.
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		id, err := containerID(cmd)
-		if err != nil {
-			return err
+		err := execAction(cmd)
+		var code exitCode
+		if err != nil && !errors.As(err, &code) {
+			return execFailed{err}
 		}
-		extra, extraEnv, err := passedFiles(cmd)
-		if err != nil {
-			return err
-		}
-		c, err := libcontainer.Load(cmd.Root().String("root"), id)
-		if err != nil {
-			return err
-		}
-		// exec changes no state: unlocked, execs into one container run side
-		// by side, and an exec waiting on a paused container lets resume in.
-		c.Close()
-		p, err := processForExec(cmd, c.State.Config)
-		if err != nil {
-			return err
-		}
-		if err := configs.CheckProcessLabels(p); err != nil {
-			return err
-		}
-		p.Env = append(p.Env, extraEnv...)
-		// Like runc, --process is the whole process: the flags that shape
-		// one (--cap among them) apply only without it.
-		var addCaps []string
-		if cmd.String("process") == "" {
-			addCaps = cmd.StringSlice("cap")
-		}
-		detach := cmd.Bool("detach")
-		tty, err := setupTerminal(cmd, p, detach)
-		if err != nil {
-			return err
-		}
-		defer tty.close()
-		var w *libcontainer.Waiter
-		if !detach {
-			w = libcontainer.NewWaiter() // before the process exists: no signal is lost
-		}
-		pid, err := c.Exec(libcontainer.ExecOpts{
-			Process:      p,
-			AddCaps:      addCaps,
-			IgnorePaused: cmd.Bool("ignore-paused"),
-			PidFile:      cmd.String("pid-file"),
-			Stdin:        os.Stdin,
-			Stdout:       os.Stdout,
-			Stderr:       os.Stderr,
-			ExtraFiles:   extra,
-		})
-		if err != nil {
-			return err
-		}
-		if detach {
-			return nil
-		}
-		if tty != nil {
-			if err := tty.receive(); err != nil {
-				return err
-			}
-			tty.removeSocket()
-			if err := tty.attach(); err != nil {
-				logrus.Warn(err)
-			}
-		}
-		code := w.Wait(pid)
-		trace.Mark("container")
-		return exitCode(code)
+		return err
 	},
+}
+
+// execFailed is an error of husk exec from before the process ran.
+type execFailed struct{ err error }
+
+func (e execFailed) Error() string   { return e.err.Error() }
+func (e execFailed) Unwrap() error   { return e.err }
+func (e execFailed) ExitStatus() int { return 255 }
+
+// execAction runs `husk exec`; it returns the process's exit status as an
+// exitCode, or what went wrong before the process ran.
+func execAction(cmd *cli.Command) error {
+	id, err := containerID(cmd)
+	if err != nil {
+		return err
+	}
+	extra, extraEnv, err := passedFiles(cmd)
+	if err != nil {
+		return err
+	}
+	c, err := libcontainer.Load(cmd.Root().String("root"), id)
+	if err != nil {
+		return err
+	}
+	// exec changes no state: unlocked, execs into one container run side
+	// by side, and an exec waiting on a paused container lets resume in.
+	c.Close()
+	p, err := processForExec(cmd, c.State.Config)
+	if err != nil {
+		return err
+	}
+	if err := configs.CheckProcessLabels(p); err != nil {
+		return err
+	}
+	p.Env = append(p.Env, extraEnv...)
+	// Like runc, --process is the whole process: the flags that shape
+	// one (--cap among them) apply only without it.
+	var addCaps []string
+	if cmd.String("process") == "" {
+		addCaps = cmd.StringSlice("cap")
+	}
+	subCgroups, err := libcontainer.ParseSubCgroups(cmd.StringSlice("cgroup"))
+	if err != nil {
+		return err
+	}
+	pidfdSock, err := dialPidfdSocket(cmd)
+	if err != nil {
+		return err
+	}
+	defer pidfdSock.close()
+	detach := cmd.Bool("detach")
+	tty, err := setupTerminal(cmd, p, detach)
+	if err != nil {
+		return err
+	}
+	defer tty.close()
+	var w *libcontainer.Waiter
+	if !detach {
+		w = libcontainer.NewWaiter() // before the process exists: no signal is lost
+	}
+	pid, err := c.Exec(libcontainer.ExecOpts{
+		Process:      p,
+		AddCaps:      addCaps,
+		IgnorePaused: cmd.Bool("ignore-paused"),
+		PidFile:      cmd.String("pid-file"),
+		Stdin:        os.Stdin,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		ExtraFiles:   extra,
+		SubCgroups:   subCgroups,
+	})
+	if err != nil {
+		return err
+	}
+	if err := pidfdSock.send(pid); err != nil {
+		unix.Kill(pid, unix.SIGKILL) // nothing left of a failed exec
+		return err
+	}
+	if detach {
+		return nil
+	}
+	if tty != nil {
+		if err := tty.receive(); err != nil {
+			return err
+		}
+		tty.removeSocket()
+		if err := tty.attach(); err != nil {
+			logrus.Warn(err)
+		}
+	}
+	code := w.Wait(pid)
+	trace.Mark("container")
+	return exitCode(code)
 }
 
 // processForExec is the process to exec: the --process file as it is, or

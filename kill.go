@@ -45,10 +45,11 @@ var killCommand = &cli.Command{
 
 func intPtr(n int) *int { return &n }
 
-// parseSignal accepts "9", "KILL", "SIGKILL" and "sigkill".
+// parseSignal accepts "9", "KILL", "SIGKILL" and "sigkill", and 0, the
+// liveness check (no signal is sent).
 func parseSignal(s string) (unix.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {
-		if n <= 0 || n > 64 {
+		if n < 0 || n > 64 {
 			return 0, fmt.Errorf("signal: %d is out of range", n)
 		}
 		return unix.Signal(n), nil

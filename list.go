@@ -20,7 +20,13 @@ var listCommand = &cli.Command{
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the ids"},
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		list, err := libcontainer.List(cmd.Root().String("root"))
+		root := cmd.Root().String("root")
+		// As runc: a --root given that does not exist is an error (a typo
+		// must not look like "no containers"); the default one is not.
+		if _, err := os.Stat(root); err != nil && cmd.Root().IsSet("root") {
+			return fmt.Errorf("list: --root %s: %w", root, err)
+		}
+		list, err := libcontainer.List(root)
 		if err != nil {
 			return err
 		}

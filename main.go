@@ -77,10 +77,14 @@ func main() {
 	err := app.Run(context.Background(), os.Args)
 	trace.Mark("exit")
 	var code exitCode
+	var status interface{ ExitStatus() int }
 	switch {
 	case err == nil:
 	case errors.As(err, &code):
 		os.Exit(int(code))
+	case errors.As(err, &status):
+		reportError(err)
+		os.Exit(status.ExitStatus())
 	default:
 		reportError(err)
 		os.Exit(1)

@@ -17,6 +17,7 @@ var runCommand = &cli.Command{
 	Flags: append(bundleFlags(),
 		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "return once the container runs"},
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "give the process a terminal (process.terminal)"},
+		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits (as runc run --keep)"},
 	),
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		var w *libcontainer.Waiter
@@ -60,6 +61,9 @@ var runCommand = &cli.Command{
 			// Deleted by someone else while we waited.
 		case err != nil:
 			return err
+		case cmd.Bool("keep"):
+			// Left stopped, for state and delete.
+			c.Close()
 		default:
 			err = c.Delete(true)
 			trace.Mark("teardown")

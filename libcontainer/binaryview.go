@@ -38,6 +38,6 @@ func huskBinaryView() (path string, release func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("dup husk binary view: %w", err)
 	}
-	logrus.Debug("husk init runs from a detached read-only view of the binary (open_tree)")
+	logrus.Debugf("exe protection: husk init runs from a detached read-only open_tree view of /proc/self/exe (fd %d)", high)
 	return fmt.Sprintf("/proc/self/fd/%d", high), func() { unix.Close(high) }, nil
 }

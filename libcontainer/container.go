@@ -14,7 +14,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/husk-runtime/husk/libcontainer/configs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,9 +96,21 @@ func (c *Container) OCIState() specs.State {
 
 // Signal sends sig to the container's init. A stopped container is an
 // error with runc's words, which clients match.
+//
+// Signal 0 is runc's liveness check: nil while init lives, ErrNotRunning
+// once it is gone. SIGKILL to a container without its own pid namespace
+// goes to every process of its cgroups, as in runc: they do not die with
+// init, and are killed even when init is already gone.
 func (c *Container) Signal(sig unix.Signal) error {
+	if sig == unix.SIGKILL && c.sharesHostPidNamespace() && c.Status() == Stopped {
+		return c.killLeftovers()
+	}
 	if _, err := c.check(OpKill); err != nil {
 		return err
+	}
+	if sig == unix.SIGKILL && c.sharesHostPidNamespace() {
+		logrus.Debugf("container %s has no pid namespace: SIGKILL to every process of its cgroups", c.ID)
+		return c.SignalAll(sig)
 	}
 	if err := unix.Kill(c.State.InitPid, sig); err != nil {
 		if err == unix.ESRCH {
@@ -108,6 +122,33 @@ func (c *Container) Signal(sig unix.Signal) error {
 		c.thaw() // a paused container dies only once thawed
 	}
 	return nil
+}
+
+// sharesHostPidNamespace reports whether the container has no pid
+// namespace of its own (none in linux.namespaces, new or joined).
+func (c *Container) sharesHostPidNamespace() bool {
+	if c.State == nil || c.State.Config == nil {
+		return false
+	}
+	_, ok := c.State.Config.Namespace(configs.NEWPID)
+	return !ok
+}
+
+// killLeftovers SIGKILLs what is left in a stopped container's cgroups;
+// with nothing left it is ErrNotRunning, as for any stopped container.
+func (c *Container) killLeftovers() error {
+	m, err := c.cgroups()
+	if err != nil {
+		return err
+	}
+	if !m.Exists() {
+		return ErrNotRunning
+	}
+	if pids, err := m.Pids(); err != nil || len(pids) == 0 {
+		return ErrNotRunning
+	}
+	logrus.Debugf("container %s: init is gone; SIGKILL to what is left in its cgroups", c.ID)
+	return c.SignalAll(unix.SIGKILL)
 }
 
 // Delete removes the container. A created container is killed first (it

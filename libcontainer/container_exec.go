@@ -5,19 +5,21 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/caps"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
 )
 
 // ExecOpts is what `husk exec` passes to Exec.
 type ExecOpts struct {
 	Process *configs.Process
 	// AddCaps (--cap) are capabilities the process gets on top of its own
-	// in the effective and permitted sets (and ambient when it has
-	// inheritable ones), as runc gives them; the container's bounding
-	// set must have them.
+	// in the bounding, effective and permitted sets (and ambient when it
+	// has inheritable ones), as runc gives them, also beyond the
+	// container's bounding set.
 	AddCaps      []string
 	IgnorePaused bool   // exec into a paused container (the process waits, frozen)
 	PidFile      string // optional
@@ -25,6 +27,9 @@ type ExecOpts struct {
 	Stdin, Stdout, Stderr *os.File
 	// ExtraFiles become the process's fds 3, 4, … (--preserve-fds).
 	ExtraFiles []*os.File
+	// SubCgroups puts the process in sub-cgroups (exec --cgroup), from
+	// ParseSubCgroups; nil: the container's own cgroups.
+	SubCgroups map[string]string
 }
 
 // Exec starts o.Process in the container: `husk init` joins every
@@ -51,6 +56,16 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
+	join := c.JoinCgroups
+	if o.SubCgroups != nil {
+		// Born in the container's cgroup would be the wrong one: the
+		// process is moved into the sub-cgroups by pid instead.
+		if cgroupDir != nil {
+			cgroupDir.Close()
+			cgroupDir = nil
+		}
+		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
+	}
 	if cgroupDir != nil {
 		defer cgroupDir.Close()
 	}
@@ -61,7 +76,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
 		cgroupDir: cgroupDir,
-		join:      c.JoinCgroups,
+		join:      join,
 	})
 	if err == nil && o.PidFile != "" {
 		err = WritePidFile(o.PidFile, pid)
@@ -95,23 +110,30 @@ func (c *Container) execConfig(p *configs.Process, addCaps []string) (*configs.C
 	return withCompiledSeccomp(&cfg)
 }
 
-// addCapabilities gives p each of names (--cap) in its effective and
-// permitted sets, and ambient when it has inheritable ones. A process
-// without capabilities in its config keeps them all.
+// addCapabilities gives p each of names (--cap) in its bounding,
+// effective and permitted sets, and ambient when it has inheritable ones,
+// as runc does. A name husk does not know is ignored with runc's warning.
+// A process without capabilities in its config keeps them all.
 func addCapabilities(p *configs.Process, names []string) error {
 	c := p.Capabilities
+	var unknown []string
 	for _, name := range names {
 		if _, ok := caps.Value(name); !ok {
-			return fmt.Errorf("--cap %q: unknown capability", name)
+			unknown = append(unknown, name)
+			continue
 		}
 		if c == nil {
 			continue
 		}
+		c.Bounding = appendNew(c.Bounding, name)
 		c.Effective = appendNew(c.Effective, name)
 		c.Permitted = appendNew(c.Permitted, name)
 		if len(c.Inheritable) > 0 {
 			c.Ambient = appendNew(c.Ambient, name)
 		}
+	}
+	if len(unknown) > 0 {
+		logrus.Warnf("--cap: ignoring unknown or unavailable capabilities: [%s]", strings.Join(unknown, " "))
 	}
 	return nil
 }
@@ -123,34 +145,25 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// boundByInit refuses capabilities init's bounding set does not have
-// (naming --cap for those of added), and keeps init's no_new_privs.
+// boundByInit gives p init's capabilities when it names none, and keeps
+// init's no_new_privs. Capabilities asked beyond init's bounding set
+// (--cap, or a --process's own) are granted, as runc does (`docker exec
+// --privileged` sends a full set): the caller is root on the host and
+// asked for them explicitly.
 func boundByInit(init, p *configs.Process, added []string) error {
 	if init.NoNewPrivileges {
 		p.NoNewPrivileges = true
 	}
-	if init.Capabilities == nil || p.Capabilities == nil {
-		if init.Capabilities != nil {
-			p.Capabilities = init.Capabilities
-		}
+	if p.Capabilities == nil {
+		p.Capabilities = init.Capabilities
 		return nil
 	}
-	bounding := init.Capabilities.Bounding
-	c := p.Capabilities
-	for _, set := range []struct {
-		name string
-		list []string
-	}{
-		{"bounding", c.Bounding}, {"effective", c.Effective}, {"inheritable", c.Inheritable},
-		{"permitted", c.Permitted}, {"ambient", c.Ambient},
-	} {
-		for _, name := range set.list {
-			if !slices.Contains(bounding, name) {
-				if slices.Contains(added, name) {
-					return fmt.Errorf("--cap %s: not in the container's bounding set %v", name, bounding)
-				}
-				return fmt.Errorf("process.capabilities.%s: %s is not in the container's bounding set, and an exec'd process cannot have more than the container's init", set.name, name)
-			}
+	if init.Capabilities == nil {
+		return nil
+	}
+	for _, name := range p.Capabilities.Bounding {
+		if !slices.Contains(init.Capabilities.Bounding, name) {
+			logrus.Debugf("exec: %s is outside the container's bounding set; granted, as asked", name)
 		}
 	}
 	return nil

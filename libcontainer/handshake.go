@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -125,6 +126,8 @@ func initGone(stage string, err error) error {
 
 // forwardLogs re-logs init's JSON log lines at their level.
 func forwardLogs(r io.ReadCloser) {
+	forwarding.Add(1)
+	defer forwarding.Done()
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -143,3 +146,12 @@ func forwardLogs(r io.ReadCloser) {
 		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
 	}
 }
+
+// forwarding counts the forwardLogs loops still reading: each ends when
+// init's end of its log pipe closes, at the process's execve (or exit).
+var forwarding sync.WaitGroup
+
+// waitForwardedLogs waits until every log pipe is drained. Call it only
+// once the processes are gone (Waiter.Wait): a created container's init
+// holds its pipe until start.
+func waitForwardedLogs() { forwarding.Wait() }

@@ -42,7 +42,7 @@ func dialInitSockets(cfg *configs.Config) (*initExtras, error) {
 		f, err := dialUnix(s.ListenerPath)
 		if err != nil {
 			x.close()
-			return nil, fmt.Errorf("linux.seccomp.listenerPath: %w", err)
+			return nil, fmt.Errorf("linux.seccomp.listenerPath: failed to connect with seccomp agent specified in the seccomp profile: %w", err)
 		}
 		x.add(bootstrap.EnvListenerFd, f)
 	}

@@ -64,7 +64,7 @@ func TestInitExtrasErrors(t *testing.T) {
 		{&configs.Config{Process: &configs.Process{Terminal: true}}, "process.terminal: a container with a terminal needs --console-socket"},
 		{&configs.Config{Process: &configs.Process{Terminal: true, ConsoleSocket: "/nonexistent/c.sock"}}, "--console-socket /nonexistent/c.sock"},
 		{&configs.Config{Process: &configs.Process{}, Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW", ListenerPath: "/nonexistent/l.sock",
-			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}}}, "linux.seccomp.listenerPath: dial unix /nonexistent/l.sock"},
+			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}}}, "linux.seccomp.listenerPath: failed to connect with seccomp agent specified in the seccomp profile: dial unix /nonexistent/l.sock"},
 		{&configs.Config{Process: &configs.Process{}, Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_BAD"}}, "linux.seccomp.defaultAction"},
 	} {
 		x, err := initExtrasFor(tc.cfg)

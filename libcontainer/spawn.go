@@ -111,6 +111,7 @@ func startInit(r *initRequest) (int, error) {
 			return 0, err
 		}
 	}
+	logNamespaces(r.msg)
 	trace.Mark("cgroups")
 	pid, err := runNsexec(sock, r.msg, r.maps)
 	trace.Mark("nsexec")
@@ -177,4 +178,19 @@ func idMapText(maps []configs.IDMap) string {
 		fmt.Fprintf(&b, "%d %d %d\n", m.ContainerID, m.HostID, m.Size)
 	}
 	return b.String()
+}
+
+// logNamespaces says at debug level which namespaces nsexec joins and
+// which it makes.
+func logNamespaces(m *bootstrap.Message) {
+	if !logrus.IsLevelEnabled(logrus.DebugLevel) {
+		return
+	}
+	var made []string
+	for _, t := range configs.NamespaceTypes() {
+		if uintptr(m.CloneFlags)&t.CloneFlag() != 0 {
+			made = append(made, t.ProcName())
+		}
+	}
+	logrus.Debugf("namespaces: join %v, make %v (clone flags %#x)", m.NsPaths, made, m.CloneFlags)
 }

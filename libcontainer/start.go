@@ -9,6 +9,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,8 +32,10 @@ func (c *Container) Start() error {
 	return nil
 }
 
-// awaitFifo opens the exec fifo at path, which releases init, and waits
-// until init writes its byte to it, or dies.
+// awaitFifo opens the exec fifo at path, which releases init, waits until
+// init writes its byte to it, or dies, and then until init's end of the
+// fifo closes: it is close-on-exec, so the process has been exec'd (or
+// init is gone) when it does, and the poststart hooks may run.
 func awaitFifo(path string, pid int) error {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -45,6 +48,7 @@ func awaitFifo(path string, pid int) error {
 	}
 	defer unix.Close(fifo)
 	fds := []unix.PollFd{{Fd: int32(fifo), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	started := false
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {
@@ -55,13 +59,17 @@ func awaitFifo(path string, pid int) error {
 		if fds[0].Revents&unix.POLLIN != 0 {
 			var b [bootstrap.FifoMsgMax]byte
 			if n, _ := unix.Read(fifo, b[:]); n > 0 {
-				if n == 1 && b[0] == bootstrap.FifoGo {
-					return nil
+				if n != 1 || b[0] != bootstrap.FifoGo {
+					return errors.New(string(b[:n]))
 				}
-				return errors.New(string(b[:n]))
+				logrus.Debugf("container init (pid %d) started its process; waiting for its execve", pid)
+				started = true
 			}
 		}
 		if fds[0].Revents&unix.POLLHUP != 0 || fds[1].Revents != 0 {
+			if started {
+				return nil
+			}
 			return fmt.Errorf("container init (pid %d) exited before it could exec the process", pid)
 		}
 	}
@@ -106,6 +114,8 @@ func (w *Waiter) Wait(pid int) int {
 	w.Ready()
 	for {
 		if code, done := reap(pid); done {
+			// What init logged up to its execve, e.g. with --debug.
+			waitForwardedLogs()
 			return code
 		}
 		switch sig := (<-w.sigs).(unix.Signal); sig {

@@ -56,6 +56,7 @@ func Convert(s *specs.Spec, o Options) (*configs.Config, []string, error) {
 	}}
 	// Namespaces come first: later steps check what needs which namespace.
 	for _, step := range []func() error{
+		c.ociVersion,
 		c.otherPlatforms,
 		c.namespaces,
 		c.idMappings,

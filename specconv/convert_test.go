@@ -478,3 +478,42 @@ func TestConvertDoesNotAlias(t *testing.T) {
 		t.Error("the config shares slices with the spec")
 	}
 }
+
+// Unknown capability names are ignored with runc's warning, once each;
+// the known ones stay in their sets.
+func TestUnknownCapabilitiesWarn(t *testing.T) {
+	s := withSpec(func(s *specs.Spec) {
+		s.Process.Capabilities = &specs.LinuxCapabilities{
+			Bounding:  []string{"CAP_KILL", "CAP_FOO"},
+			Effective: []string{"CAP_FOO", "CAP_KILL", "CAP_BAR"},
+			Permitted: []string{"CAP_KILL"},
+		}
+	})
+	c, warnings, err := Convert(s, Options{Bundle: bundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"process.capabilities: ignoring unknown or unavailable capabilities: [CAP_FOO CAP_BAR]"}
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+	got := c.Process.Capabilities
+	if !slices.Equal(got.Bounding, []string{"CAP_KILL"}) || !slices.Equal(got.Effective, []string{"CAP_KILL"}) ||
+		got.Inheritable != nil || got.Ambient != nil {
+		t.Errorf("capabilities: %s", dump(got))
+	}
+}
+
+func TestOCIVersionSemVer(t *testing.T) {
+	for _, v := range []string{"1.0.0", "1.0.2-dev", "1.3.0", "1.2.0-rc.1+build.5", "0.1.0"} {
+		if _, _, err := Convert(withSpec(func(s *specs.Spec) { s.Version = v }), Options{Bundle: bundle}); err != nil {
+			t.Errorf("ociVersion %q: %v", v, err)
+		}
+	}
+	for _, v := range []string{"banana", "1", "1.0", "01.0.0", "1.0.0-", "v1.0.0", "1.0.0 "} {
+		if _, _, err := Convert(withSpec(func(s *specs.Spec) { s.Version = v }), Options{Bundle: bundle}); err == nil ||
+			!strings.HasPrefix(err.Error(), "ociVersion: ") {
+			t.Errorf("ociVersion %q: %v, want an ociVersion error", v, err)
+		}
+	}
+}

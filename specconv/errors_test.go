@@ -30,6 +30,11 @@ func TestConvertErrors(t *testing.T) {
 		edit        func(s *specs.Spec)
 		unsupported bool // wraps ErrNotSupported
 	}{
+		// ociVersion
+		{want: `ociVersion: "banana" is not a SemVer 2.0.0 version (MAJOR.MINOR.PATCH)`, edit: func(s *specs.Spec) { s.Version = "banana" }},
+		{want: `ociVersion: "1.0" is not a SemVer 2.0.0 version (MAJOR.MINOR.PATCH)`, edit: func(s *specs.Spec) { s.Version = "1.0" }},
+		{want: `ociVersion: missing: want the runtime-spec version the bundle was written for, e.g. "1.0.2"`, edit: func(s *specs.Spec) { s.Version = "" }},
+
 		// process
 		{want: "process: missing", edit: func(s *specs.Spec) { s.Process = nil }},
 		{want: "process.args: must not be empty", edit: func(s *specs.Spec) { s.Process.Args = nil }},
@@ -45,11 +50,6 @@ func TestConvertErrors(t *testing.T) {
 			s.Process.Rlimits = append(s.Process.Rlimits, s.Process.Rlimits[0])
 		}},
 		{want: "process.rlimits[0]: RLIMIT_NOFILE soft limit 2048 is above the hard limit 1024", edit: func(s *specs.Spec) { s.Process.Rlimits[0].Soft = 2048 }},
-		{want: `process.capabilities.bounding[2]: unknown capability "CAP_FOO"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Bounding[2] = "CAP_FOO" }},
-		{want: `process.capabilities.effective[0]: unknown capability "kill"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Effective[0] = "kill" }},
-		{want: `process.capabilities.inheritable[0]: unknown capability "CAP_X"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Inheritable = []string{"CAP_X"} }},
-		{want: `process.capabilities.permitted[1]: unknown capability ""`, edit: func(s *specs.Spec) { s.Process.Capabilities.Permitted[1] = "" }},
-		{want: `process.capabilities.ambient[0]: unknown capability "CAP_ALL"`, edit: func(s *specs.Spec) { s.Process.Capabilities.Ambient = []string{"CAP_ALL"} }},
 
 		// root
 		{want: "root: missing", edit: func(s *specs.Spec) { s.Root = nil }},

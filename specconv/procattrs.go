@@ -161,36 +161,42 @@ func (c *converter) memoryPolicy() error {
 	const f = "linux.memoryPolicy"
 	mode, ok := mpolModes[m.Mode]
 	if !ok {
-		return fieldErrorf(f+".mode", "unknown %q", m.Mode)
+		return mpolErrorf(f+".mode", "mode", "unknown %q", m.Mode)
 	}
 	nodes, err := parseIDList(m.Nodes)
 	if err != nil {
-		return fieldErrorf(f+".nodes", "%v", err)
+		return mpolErrorf(f+".nodes", "nodes", "%v", err)
 	}
 	switch m.Mode {
 	case specs.MpolDefault, specs.MpolLocal:
 		if len(nodes) > 0 {
-			return fieldErrorf(f+".nodes", "must be empty for %s, got %q", m.Mode, m.Nodes)
+			return mpolErrorf(f+".nodes", "nodes", "must be empty for %s, got %q", m.Mode, m.Nodes)
 		}
 	case specs.MpolBind, specs.MpolInterleave, specs.MpolPreferredMany, specs.MpolWeightedInterleave:
 		if len(nodes) == 0 {
-			return fieldErrorf(f+".nodes", "must not be empty for %s", m.Mode)
+			return mpolErrorf(f+".nodes", "nodes", "must not be empty for %s", m.Mode)
 		}
 	}
 	out := &configs.MemoryPolicy{Mode: mode, Nodes: nodes}
 	for i, name := range m.Flags {
 		flag, ok := mpolFlags[name]
 		if !ok {
-			return fieldErrorf(index(f+".flags", i), "unknown %q", name)
+			return mpolErrorf(index(f+".flags", i), "flag", "unknown %q", name)
 		}
 		out.Flags |= flag
 	}
 	if out.Flags&unix.MPOL_F_STATIC_NODES != 0 && out.Flags&unix.MPOL_F_RELATIVE_NODES != 0 {
-		return fieldErrorf(f+".flags", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other")
+		return mpolErrorf(f+".flags", "flag", "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other")
 	}
 	if out.Flags != 0 && (m.Mode == specs.MpolDefault || m.Mode == specs.MpolLocal) {
-		return fieldErrorf(f+".flags", "%s takes no flags", m.Mode)
+		return mpolErrorf(f+".flags", "flag", "%s takes no flags", m.Mode)
 	}
 	c.cfg.MemoryPolicy = out
 	return nil
+}
+
+// mpolErrorf is a linux.memoryPolicy error with runc's phrase ("invalid
+// memory policy mode", "... flag", "... nodes") after the field.
+func mpolErrorf(field, part, format string, args ...any) error {
+	return fieldErrorf(field, "invalid memory policy "+part+": "+format, args...)
 }

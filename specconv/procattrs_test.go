@@ -99,26 +99,26 @@ func TestProcAttrErrors(t *testing.T) {
 		}},
 
 		// linux.memoryPolicy
-		{`linux.memoryPolicy.mode: unknown "MPOL_FAST"`, func(s *specs.Spec) {
+		{`linux.memoryPolicy.mode: invalid memory policy mode: unknown "MPOL_FAST"`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: "MPOL_FAST"}
 		}},
-		{`linux.memoryPolicy.nodes: bad list "0-x": "x" is not a number`, func(s *specs.Spec) {
+		{`linux.memoryPolicy.nodes: invalid memory policy nodes: bad list "0-x": "x" is not a number`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-x"}
 		}},
-		{"linux.memoryPolicy.nodes: must not be empty for MPOL_BIND", func(s *specs.Spec) {
+		{"linux.memoryPolicy.nodes: invalid memory policy nodes: must not be empty for MPOL_BIND", func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind}
 		}},
-		{`linux.memoryPolicy.nodes: must be empty for MPOL_LOCAL, got "0"`, func(s *specs.Spec) {
+		{`linux.memoryPolicy.nodes: invalid memory policy nodes: must be empty for MPOL_LOCAL, got "0"`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolLocal, Nodes: "0"}
 		}},
-		{`linux.memoryPolicy.flags[0]: unknown "MPOL_F_FAST"`, func(s *specs.Spec) {
+		{`linux.memoryPolicy.flags[0]: invalid memory policy flag: unknown "MPOL_F_FAST"`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0", Flags: []specs.MemoryPolicyFlagType{"MPOL_F_FAST"}}
 		}},
-		{"linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other", func(s *specs.Spec) {
+		{"linux.memoryPolicy.flags: invalid memory policy flag: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other", func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0",
 				Flags: []specs.MemoryPolicyFlagType{specs.MpolFStaticNodes, specs.MpolFRelativeNodes}}
 		}},
-		{"linux.memoryPolicy.flags: MPOL_DEFAULT takes no flags", func(s *specs.Spec) {
+		{"linux.memoryPolicy.flags: invalid memory policy flag: MPOL_DEFAULT takes no flags", func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolDefault, Flags: []specs.MemoryPolicyFlagType{specs.MpolFStaticNodes}}
 		}},
 

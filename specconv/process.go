@@ -1,6 +1,7 @@
 package specconv
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,9 +39,9 @@ func (c *converter) process() error {
 	if o := p.OOMScoreAdj; o != nil && (*o < -1000 || *o > 1000) {
 		return fieldErrorf("process.oomScoreAdj", "must be between -1000 and 1000, got %d", *o)
 	}
-	capabilities, err := convertCapabilities(p.Capabilities)
-	if err != nil {
-		return err
+	capabilities, unknown := convertCapabilities(p.Capabilities)
+	if len(unknown) > 0 {
+		c.warn("process.capabilities", unknownCapsWarning(unknown))
 	}
 	rlimits, err := convertRlimits(p.Rlimits)
 	if err != nil {
@@ -80,32 +81,44 @@ func (c *converter) process() error {
 	return nil
 }
 
-// convertCapabilities checks every capability name of the five sets.
-// Names the running kernel lacks are fine here: init skips them.
-func convertCapabilities(s *specs.LinuxCapabilities) (*configs.Capabilities, error) {
+// convertCapabilities copies the five sets, leaving out the names husk
+// does not know, which it returns (once each) for a warning: runc ignores
+// them too, so bundles written for a newer kernel still run. Names husk
+// knows but the running kernel lacks are kept: init skips those.
+func convertCapabilities(s *specs.LinuxCapabilities) (out *configs.Capabilities, unknown []string) {
 	if s == nil {
 		return nil, nil
 	}
-	out := &configs.Capabilities{}
+	out = &configs.Capabilities{}
 	for _, set := range []struct {
-		name string
 		list []string
 		dst  *[]string
 	}{
-		{"bounding", s.Bounding, &out.Bounding},
-		{"effective", s.Effective, &out.Effective},
-		{"inheritable", s.Inheritable, &out.Inheritable},
-		{"permitted", s.Permitted, &out.Permitted},
-		{"ambient", s.Ambient, &out.Ambient},
+		{s.Bounding, &out.Bounding},
+		{s.Effective, &out.Effective},
+		{s.Inheritable, &out.Inheritable},
+		{s.Permitted, &out.Permitted},
+		{s.Ambient, &out.Ambient},
 	} {
-		for i, name := range set.list {
-			if _, ok := caps.Value(name); !ok {
-				return nil, fieldErrorf(index("process.capabilities."+set.name, i), "unknown capability %q", name)
+		kept := []string{}
+		for _, name := range set.list {
+			if _, ok := caps.Value(name); ok {
+				kept = append(kept, name)
+			} else if !slices.Contains(unknown, name) {
+				unknown = append(unknown, name)
 			}
 		}
-		*set.dst = slices.Clone(set.list)
+		if set.list == nil {
+			kept = nil
+		}
+		*set.dst = kept
 	}
-	return out, nil
+	return out, unknown
+}
+
+// unknownCapsWarning is runc's warning for capability names it ignores.
+func unknownCapsWarning(unknown []string) string {
+	return fmt.Sprintf("ignoring unknown or unavailable capabilities: [%s]", strings.Join(unknown, " "))
 }
 
 // rlimitTypes maps config.json's rlimit names to RLIMIT_* numbers.

@@ -111,6 +111,11 @@ func convertSyscall(field string, sc specs.LinuxSyscall) (*configs.Syscall, erro
 		if n == "" {
 			return nil, fieldErrorf(index(field+".names", i), "must not be empty")
 		}
+		if sc.Action == specs.ActNotify && n == "write" {
+			// runc's reason: the runtime's own logging writes while the
+			// filter is in place and no agent answers yet.
+			return nil, fieldErrorf(index(field+".names", i), "SCMP_ACT_NOTIFY cannot be used for the write syscall: it would deadlock the runtime's own logging")
+		}
 		if sc.Action == specs.ActNotify && n == "sendmsg" {
 			// husk init hands the notify fd to the listener with sendmsg
 			// after loading the filter.

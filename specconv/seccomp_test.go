@@ -118,6 +118,9 @@ func TestConvertSeccompErrors(t *testing.T) {
 		{`linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot be used for sendmsg`,
 			specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/l", Syscalls: []specs.LinuxSyscall{
 				{Names: []string{"mkdir", "sendmsg"}, Action: specs.ActNotify}}}},
+		{`linux.seccomp.syscalls[1].names[0]: SCMP_ACT_NOTIFY cannot be used for the write syscall: it would deadlock the runtime's own logging`,
+			specs.LinuxSeccomp{DefaultAction: specs.ActAllow, ListenerPath: "/l", Syscalls: []specs.LinuxSyscall{
+				{Names: []string{"mkdir"}, Action: specs.ActNotify}, {Names: []string{"write"}, Action: specs.ActNotify}}}},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			s := tc.s

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,7 +77,8 @@ func DropBounding(keep []string) error {
 }
 
 // Apply sets the calling thread's effective, permitted and inheritable sets
-// to c's, then makes its ambient set exactly c's ambient list. Call it after
+// to c's, then makes its ambient set c's ambient list (those the kernel
+// refuses are left out with a warning, as runc does). Call it after
 // the uid changed (with PR_SET_KEEPCAPS set, or nothing is left to keep).
 // The bounding set is DropBounding's job. A nil c drops every capability.
 //
@@ -103,12 +105,20 @@ func Apply(c *configs.Capabilities) (skipped []string, err error) {
 			return skipped, fmt.Errorf("clear the ambient set: %w", err)
 		}
 	}
-	for _, v := range p.ambient {
+	raiseAmbient(p.ambient)
+	return skipped, nil
+}
+
+// raiseAmbient raises each capability of list in the ambient set. As in
+// runc, one the kernel refuses (not both permitted and inheritable, as in
+// every bundle Debian's `runc spec` makes) is a warning, not an error: the
+// process runs without it.
+func raiseAmbient(list []int) {
+	for _, v := range list {
 		if err := prctlCapAmbientRaise(v); err != nil {
-			return skipped, fmt.Errorf("raise ambient %s (it must also be permitted and inheritable): %w", name(v), err)
+			logrus.Warnf("can't raise ambient capability %s (it must also be permitted and inheritable): %v", name(v), err)
 		}
 	}
-	return skipped, nil
 }
 
 // plan is what Apply asks of the kernel: three masks and the ambient list.

@@ -87,8 +87,7 @@ func GetSize(f *os.File) (configs.ConsoleSize, error) {
 	return configs.ConsoleSize{Height: ws.Row, Width: ws.Col}, nil
 }
 
-// ClearONLCR stops the terminal turning "\n" into "\r\n" on output, for
-// when what the container prints goes to a file or pipe.
+// ClearONLCR stops the terminal turning "\n" into "\r\n" on output.
 func ClearONLCR(f *os.File) error {
 	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	if err != nil {

@@ -16,6 +16,7 @@ const consolePath = "/dev/console"
 // terminal: a pty of the container's devpts, sized as asked, the slave
 // bound onto /dev/console, owned by uid and made stdin, stdout, stderr and
 // the controlling terminal of a new session; the master goes over sock.
+// ONLCR is cleared, as runc does: lines end in "\n" alone.
 func Setup(sock *os.File, size *configs.ConsoleSize, uid uint32) error {
 	master, slave, slavePath, err := OpenPty()
 	if err != nil {
@@ -27,6 +28,11 @@ func Setup(sock *os.File, size *configs.ConsoleSize, uid uint32) error {
 		if err := SetSize(master, *size); err != nil {
 			return fmt.Errorf("process.consoleSize: %w", err)
 		}
+	}
+	// As runc: no "\r\n" for every "\n" the process prints, whoever reads
+	// the master (a terminal of the caller's does its own ONLCR).
+	if err := ClearONLCR(slave); err != nil {
+		return fmt.Errorf("process.terminal: clear ONLCR on %s: %w", slavePath, err)
 	}
 	// The devpts makes the slave root's; the process must own its tty.
 	if err := unix.Fchown(int(slave.Fd()), int(uid), -1); err != nil {

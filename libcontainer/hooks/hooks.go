@@ -19,23 +19,40 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
-// Env says what environment a hook without an env list gets.
-type Env int
+// Env says what environment a hook without an env list gets, and in
+// which directory it starts.
+type Env struct {
+	inherit bool
+	vars    []string
+	// Dir is the hook's working directory; empty: the caller's.
+	Dir string
+}
 
-const (
+var (
 	// InheritEnv gives it the caller's environment, as runc does for the
 	// hooks it runs in the runtime namespace.
-	InheritEnv Env = iota
+	InheritEnv = Env{inherit: true}
 	// EmptyEnv gives it none: husk init's environment is its own
 	// plumbing, never the hook's business.
-	EmptyEnv
+	EmptyEnv = Env{}
 )
 
+// WithEnv gives it vars, e.g. the container process's environment, as
+// runc gives startContainer hooks.
+func WithEnv(vars []string) Env {
+	return Env{vars: append([]string{}, vars...)}
+}
+
 // Run runs hooks one after the other with state on stdin and stops at the
-// first failure, whose error names the hook ("hooks.createRuntime[1]").
+// first failure, whose error names the hook with runc's phrase:
+//
+//	hooks.createRuntime[1]: error running createRuntime hook #1: "/bin/x": exit status 3: output
+//
+// A hook gets stdin, stdout and stderr, and no other fd of its caller's.
 func Run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) error {
 	errs := run(kind, hooks, state, env, true)
 	if len(errs) > 0 {
@@ -58,10 +75,16 @@ func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env
 	if err != nil {
 		return []error{fmt.Errorf("hooks.%s: encode the state: %w", kind, err)}
 	}
+	restore, err := onlyStdio()
+	if err != nil {
+		return []error{fmt.Errorf("hooks.%s: %w", kind, err)}
+	}
+	defer restore()
 	var errs []error
 	for i, h := range hooks {
+		logrus.Debugf("run %s hook #%d: %s %q", kind, i, h.Path, h.Args)
 		if err := runOne(h, stdin, env); err != nil {
-			errs = append(errs, fmt.Errorf("hooks.%s[%d] %q: %w", kind, i, h.Path, err))
+			errs = append(errs, fmt.Errorf("hooks.%s[%d]: error running %s hook #%d: %q: %w", kind, i, kind, i, h.Path, err))
 			if stop {
 				break
 			}
@@ -93,9 +116,10 @@ func runOne(h configs.Hook, stdin []byte, env Env) error {
 		cmd.Args = []string{h.Path}
 	}
 	cmd.Env = h.Env
-	if cmd.Env == nil && env == EmptyEnv {
-		cmd.Env = []string{}
+	if cmd.Env == nil && !env.inherit {
+		cmd.Env = append([]string{}, env.vars...)
 	}
+	cmd.Dir = env.Dir
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

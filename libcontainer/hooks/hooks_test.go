@@ -54,7 +54,7 @@ func TestEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got, _ := os.ReadFile(dir + "/env"); string(got) != tc.want {
-			t.Errorf("env %d: hook saw %q, want %q", tc.env, got, tc.want)
+			t.Errorf("env %+v: hook saw %q, want %q", tc.env, got, tc.want)
 		}
 	}
 }
@@ -69,7 +69,7 @@ func TestFailureNamesHookAndShowsOutput(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	hooks := []configs.Hook{{Path: "/bin/true"}, sh("echo oops >&2; exit 3"), sh("touch " + ran)}
 	err := Run(configs.CreateContainer, hooks, state, EmptyEnv)
-	want := `hooks.createContainer[1] "/bin/sh": exit status 3: oops`
+	want := `hooks.createContainer[1]: error running createContainer hook #1: "/bin/sh": exit status 3: oops`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
 	}
@@ -80,7 +80,7 @@ func TestFailureNamesHookAndShowsOutput(t *testing.T) {
 
 func TestMissingBinary(t *testing.T) {
 	err := Run(configs.Prestart, []configs.Hook{{Path: "/nonexistent/hook"}}, state, EmptyEnv)
-	if err == nil || !strings.Contains(err.Error(), `hooks.prestart[0] "/nonexistent/hook"`) {
+	if err == nil || !strings.Contains(err.Error(), `hooks.prestart[0]: error running prestart hook #0: "/nonexistent/hook"`) {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -95,7 +95,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Run took %v with a 1s timeout", took)
 	}
-	want := `hooks.createRuntime[0] "/bin/sh": timed out after 1s: started`
+	want := `hooks.createRuntime[0]: error running createRuntime hook #0: "/bin/sh": timed out after 1s: started`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
 	}
@@ -133,5 +133,46 @@ func TestRunAllGoesOn(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err != nil {
 		t.Error("the hook after a failed one did not run")
+	}
+}
+
+func TestWithEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	h := sh(`echo "[$A] $(pwd)" > out`)
+	env := WithEnv([]string{"A=from-process"})
+	env.Dir = dir
+	if err := Run(configs.StartContainer, []configs.Hook{h}, state, env); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(dir + "/out"); string(got) != "[from-process] "+dir+"\n" {
+		t.Errorf("hook saw %q", got)
+	}
+}
+
+// A hook gets stdio only, and the caller's fds keep their flags.
+func TestHookSeesOnlyStdio(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// An fd without FD_CLOEXEC, as init's inherited ones are.
+	fd, err := unix.Dup(int(w.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	dir := t.TempDir()
+	if err := Run(configs.StartContainer, []configs.Hook{sh(`ls /proc/self/fd > ` + dir + `/fds`)}, state, EmptyEnv); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(dir + "/fds")
+	// 0, 1, 2 and the fd ls opened on /proc/self/fd.
+	if fields := strings.Fields(string(got)); len(fields) != 4 || fields[0] != "0" || fields[1] != "1" || fields[2] != "2" {
+		t.Errorf("the hook's fds: %q", fields)
+	}
+	if flags, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); flags&unix.FD_CLOEXEC != 0 {
+		t.Errorf("fd %d is close-on-exec after the hooks", fd)
 	}
 }

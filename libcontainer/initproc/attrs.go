@@ -7,6 +7,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,12 +24,36 @@ import (
 // and before capabilities are dropped and seccomp is loaded (a filter may
 // forbid sched_setaffinity).
 
-// applyInitialCPUAffinity sets process.execCPUAffinity.initial.
+// applyInitialCPUAffinity first forgets the affinity init inherited from
+// husk's caller (`taskset -c 0 husk run`): every CPU, which the kernel
+// narrows to the container cgroup's cpuset. Then it sets
+// process.execCPUAffinity.initial, if any.
 func applyInitialCPUAffinity(p *configs.Process) error {
+	if err := resetCPUAffinity(); err != nil {
+		return err
+	}
 	if p.CPUAffinity == nil || len(p.CPUAffinity.Initial) == 0 {
 		return nil
 	}
 	return setAffinity("process.execCPUAffinity.initial", p.CPUAffinity.Initial)
+}
+
+// resetCPUAffinity allows the calling thread every CPU its cgroup allows.
+func resetCPUAffinity() error {
+	var all unix.CPUSet
+	for i := range all {
+		all[i] = ^all[i]
+	}
+	if err := unix.SchedSetaffinity(0, &all); err != nil {
+		return fmt.Errorf("reset the CPU affinity inherited from husk's caller: sched_setaffinity: %w", err)
+	}
+	if logrus.IsLevelEnabled(logrus.DebugLevel) {
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &got); err == nil {
+			logrus.Debugf("CPU affinity set to the cgroup's CPUs: %d CPUs", got.Count())
+		}
+	}
+	return nil
 }
 
 // applyProcessAttrs sets, on the calling thread, cfg's memory policy and
@@ -78,6 +103,7 @@ func setAffinity(field string, cpus []int) error {
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		return fmt.Errorf("%s: sched_setaffinity(%v): %w", field, cpus, err)
 	}
+	logrus.Debugf("%s: CPU affinity set to %v", field, cpus)
 	return nil
 }
 

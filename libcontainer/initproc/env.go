@@ -2,9 +2,11 @@ package initproc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,14 +16,38 @@ import (
 
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// processEnv is the process's environment, with HOME filled in from the
-// container's /etc/passwd when the config does not set it.
+// processEnv is the process's environment as runc makes it: a key given
+// more than once keeps its last value, in the place of that last one;
+// HOME, when missing or empty, is the user's home from the container's
+// /etc/passwd. Every key appears once.
 func processEnv(p *configs.Process) []string {
-	env := append([]string(nil), p.Env...)
+	env := dedupEnv(p.Env)
+	for i, kv := range env {
+		if kv == "HOME=" {
+			env[i] = "HOME=" + homeOf(p.User.UID)
+			return env
+		}
+	}
 	if lookupEnv(env, "HOME") == "" {
 		env = append(env, "HOME="+homeOf(p.User.UID))
 	}
 	return env
+}
+
+// dedupEnv keeps the last NAME=VALUE of each name, in order.
+func dedupEnv(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for i := len(in) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(in[i], "=")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, in[i])
+	}
+	slices.Reverse(out)
+	return out
 }
 
 func lookupEnv(env []string, key string) string {
@@ -76,6 +102,9 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 }
 
+// executable checks that path is a file the process may execute. It asks
+// with the effective ids and capabilities (AT_EACCESS), as execve will:
+// a user with CAP_DAC_OVERRIDE may run a binary it cannot read.
 func executable(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -84,5 +113,11 @@ func executable(path string) error {
 	if fi.IsDir() {
 		return fmt.Errorf("is a directory")
 	}
-	return unix.Access(path, unix.X_OK)
+	err = unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS)
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// faccessat2 refused by the container's seccomp profile: let
+		// execve decide.
+		return nil
+	}
+	return err
 }

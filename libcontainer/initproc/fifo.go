@@ -11,9 +11,12 @@ import (
 )
 
 // waitForStart blocks opening exec.fifo for writing until `husk start`
-// opens it for reading, runs the startContainer hooks, then writes what
-// start waits for: bootstrap.FifoGo, or why the container cannot start.
-func waitForStart(cfg *configs.Config) error {
+// opens it for reading, calls beforeHooks (the late seccomp filter), runs
+// the startContainer hooks with the process's environment env, then
+// writes what start waits for: bootstrap.FifoGo, or why the container
+// cannot start. The fifo stays open (close-on-exec) until the execve:
+// start waits for it to close before the poststart hooks.
+func waitForStart(cfg *configs.Config, beforeHooks func() error, env []string) error {
 	fd, err := strconv.Atoi(os.Getenv(bootstrap.EnvFifoFd))
 	if err != nil {
 		return fmt.Errorf("%s: %w", bootstrap.EnvFifoFd, err)
@@ -25,7 +28,10 @@ func waitForStart(cfg *configs.Config) error {
 	}
 	unix.Close(fd)
 	msg := []byte{bootstrap.FifoGo}
-	hookErr := startContainerHooks(cfg)
+	hookErr := beforeHooks()
+	if hookErr == nil {
+		hookErr = startContainerHooks(cfg, env)
+	}
 	if hookErr != nil {
 		msg = []byte(hookErr.Error())
 		if len(msg) > bootstrap.FifoMsgMax {

@@ -28,12 +28,16 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 		}
 	}
 	st := cfg.SpecState(specs.StateCreating, os.Getpid())
-	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, hooks.EmptyEnv)
+	// As runc: they start in the container's rootfs.
+	env := hooks.EmptyEnv
+	env.Dir = cfg.Rootfs
+	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, env)
 }
 
 // startContainerHooks run in the container once `start` came, before the
-// process is executed.
-func startContainerHooks(cfg *configs.Config) error {
+// process is executed, with the process's environment env (as runc) and
+// its seccomp filter loaded.
+func startContainerHooks(cfg *configs.Config, env []string) error {
 	st := cfg.SpecState(specs.StateCreated, os.Getpid())
-	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.EmptyEnv)
+	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.WithEnv(env))
 }

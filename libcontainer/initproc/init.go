@@ -31,8 +31,11 @@ func Init() {
 		os.Exit(1)
 	}
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
-		logrus.SetOutput(logw)
+		logrus.SetOutput(logPipe{logw})
 		logrus.SetFormatter(&logrus.JSONFormatter{})
+		// Every record goes to the parent, which logs what its own
+		// level (--debug) lets through.
+		logrus.SetLevel(logrus.DebugLevel)
 	}
 	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
 		err = initExec(sock)
@@ -97,7 +100,9 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	trace.Mark("setup")
-	return setupAndExecve(cfg, side, sock, func() error { return waitForStart(cfg) })
+	return setupAndExecve(cfg, side, sock, func(beforeHooks func() error, env []string) error {
+		return waitForStart(cfg, beforeHooks, env)
+	})
 }
 
 // initExec runs a process in a container that exists: nsexec joined its
@@ -111,4 +116,14 @@ func initExec(sock *os.File) error {
 		return err
 	}
 	return setupAndExecve(cfg, side, sock, nil)
+}
+
+// logPipe is init's end of the log pipe. A created container's parent
+// (husk create) is gone once init waits for start: what init logs later
+// is dropped, never reported on stderr, which is the container's stdio.
+type logPipe struct{ f *os.File }
+
+func (l logPipe) Write(p []byte) (int, error) {
+	l.f.Write(p)
+	return len(p), nil
 }

@@ -1,6 +1,7 @@
 package initproc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -18,7 +19,7 @@ import (
 // setupAndExecve gives init the process's limits, filter, credentials and
 // working directory, reports READY, waits for waitStart (if any) and
 // execs the process. It returns only errors from before READY.
-func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitStart func() error) error {
+func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitStart func(beforeHooks func() error, env []string) error) error {
 	p := cfg.Process
 	if err := setupProcess(cfg); err != nil {
 		return err
@@ -28,17 +29,27 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 	}
 	// Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
 	// while init still has it; the filter then also applies to the rest
-	// of init (as in runc). With no_new_privs it is loaded last, below.
-	if cfg.Seccomp != nil && !p.NoNewPrivileges {
+	// of init (as in runc). With no_new_privs it is loaded late, below.
+	lateSeccomp := cfg.Seccomp != nil && p.NoNewPrivileges
+	if cfg.Seccomp != nil && !lateSeccomp {
 		if err := loadSeccomp(cfg, side); err != nil {
 			return err
 		}
 	}
+	// As runc: cwd is entered before the user switch, so a directory only
+	// root can enter works; one only the process's user can enter is
+	// tried again after it.
+	cwdDone, err := chdirBeforeUser(p.Cwd)
+	if err != nil {
+		return err
+	}
 	if err := setupCredentials(p); err != nil {
 		return err
 	}
-	if err := unix.Chdir(p.Cwd); err != nil {
-		return fmt.Errorf("process.cwd: chdir %q: %w", p.Cwd, err)
+	if !cwdDone {
+		if err := unix.Chdir(p.Cwd); err != nil {
+			return fmt.Errorf("process.cwd: chdir %q: %w", p.Cwd, err)
+		}
 	}
 	env := processEnv(p)
 	path, err := lookPath(p.Args[0], env)
@@ -51,15 +62,24 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 	}
 	sock.Close()
 	if waitStart != nil {
-		if err := waitStart(); err != nil {
+		// startContainer hooks run with the filter loaded, as in runc.
+		beforeHooks := func() error {
+			if !lateSeccomp {
+				return nil
+			}
+			lateSeccomp = false
+			return loadSeccomp(cfg, side)
+		}
+		if err := waitStart(beforeHooks, env); err != nil {
 			failAfterReady(err)
 		}
 	}
-	if cfg.Seccomp != nil && p.NoNewPrivileges {
+	if lateSeccomp {
 		if err := loadSeccomp(cfg, side); err != nil {
 			failAfterReady(err)
 		}
 	}
+	logrus.Debugf("execve %q", path)
 	trace.Mark("execve")
 	err = unix.Exec(path, p.Args, env)
 	// Only reached when execve fails, after READY: nobody waits for a
@@ -68,6 +88,22 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 	fmt.Fprintf(os.Stderr, "husk init: exec %q: %v\n", path, err)
 	os.Exit(127)
 	return nil
+}
+
+// chdirBeforeUser enters cwd while init is still root. It reports false
+// when root may not (EACCES, EPERM: a directory of the process's user on
+// a filesystem root cannot override), so the caller tries again as the
+// process's user.
+func chdirBeforeUser(cwd string) (bool, error) {
+	err := unix.Chdir(cwd)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return false, nil
+	default:
+		return false, fmt.Errorf("process.cwd: chdir %q: %w", cwd, err)
+	}
 }
 
 // failAfterReady reports an error after READY, when the parent no longer
@@ -128,6 +164,7 @@ func loadSeccomp(cfg *configs.Config, side *inherited) error {
 	if err != nil {
 		return err
 	}
+	logrus.Debugf("seccomp filter loaded: %d instructions, flags %#x (%v)", len(s.Program.Filter)/8, s.Program.Flags, s.Flags)
 	if fd < 0 {
 		return nil
 	}

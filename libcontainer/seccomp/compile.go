@@ -4,7 +4,8 @@
 // the program; init only calls Load, a single seccomp(2), as the last
 // step before execve. A syscall name libseccomp does not know, and a
 // syscall an architecture of the filter lacks, are left out the way
-// libseccomp and runc leave them out: the profile still loads.
+// libseccomp and runc leave them out: the profile still loads. As runc,
+// syscalls newer than the profile get ENOSYS (enosys.go).
 package seccomp
 
 import (
@@ -49,6 +50,11 @@ func Compile(s *configs.Seccomp) error {
 	if err != nil {
 		return fmt.Errorf("linux.seccomp: %w", err)
 	}
+	arches, err := enosysArches(s)
+	if err != nil {
+		return fmt.Errorf("linux.seccomp: the -ENOSYS stub: %w", err)
+	}
+	prog = append(enosysStub(arches), prog...)
 	s.Program = &configs.SeccompProgram{Filter: prog, Flags: flags}
 	return nil
 }

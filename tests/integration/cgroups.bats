@@ -275,7 +275,9 @@ a_block_device() {
 		[ "$(jq length <<<"$output")" -eq 3 ] && break
 		sleep 0.05
 	done
-	run -0 husk kill "$id" KILL
+	# init alone dies (husk kill KILL, as runc's, would take every
+	# process of a container without a pid namespace).
+	kill -9 "$(container_pid "$id")"
 	wait_for_status "$id" stopped
 	run -0 husk ps --format json "$id"
 	[ "$(jq length <<<"$output")" -eq 2 ] || fail "left after init died: $output"
@@ -298,7 +300,8 @@ a_block_device() {
 	dir="$(host_cgroup_dir "$id" pids)"
 	[ -d "$dir" ] || dir="$(host_cgroup_dir "$id" "")"
 	[ -d "$dir" ] || fail "no cgroup dir recorded: $(cat "$HUSK_ROOT/$id/state.json")"
-	run -0 husk kill "$id" KILL
+	# init alone dies (husk kill KILL would take them all, as runc's).
+	kill -9 "$(container_pid "$id")"
 	wait_for_status "$id" stopped
 	pids="$(cat "$dir/cgroup.procs")"
 	[ -n "$pids" ] || fail "nothing left in $dir"

@@ -13,6 +13,8 @@ create_fails() {
 	[ -n "$stderr" ] || fail "no error message on stderr"
 	[ ! -e "$TEST_DIR/pid" ] || fail "pid file written for a failed create"
 	assert_no_container "$id"
+	# A --root that does not exist: nothing to list (and list says so).
+	[ -d "$HUSK_ROOT" ] || return 0
 	run -0 husk list -q
 	[ -z "$output" ] || fail "husk list -q: $output"
 }
@@ -131,6 +133,16 @@ create_fails() {
 	run ! husk create --bundle "$BUNDLE" "../escape" </dev/null
 	[ ! -e "$TEST_DIR/escape" ] || fail "id ../escape made $TEST_DIR/escape"
 	run ! husk create --bundle "$BUNDLE" "" </dev/null
+	[ -d "$HUSK_ROOT" ] || return 0
 	run -0 husk list -q
 	[ -z "$output" ]
+}
+
+@test "list with a --root that does not exist fails, as runc" {
+	run ! --separate-stderr husk --root "$TEST_DIR/no-such-root" list
+	assert_contains "$stderr" "--root" "$TEST_DIR/no-such-root" "no such file or directory"
+	# An existing empty root lists nothing, with success.
+	mkdir -p "$TEST_DIR/empty-root"
+	run -0 husk --root "$TEST_DIR/empty-root" list -q
+	[ -z "$output" ] || fail "list: $output"
 }

@@ -357,6 +357,8 @@ assert_no_container() {
 	[ ! -e "$HUSK_ROOT/$id" ] || fail "state dir $HUSK_ROOT/$id exists"
 	run husk state "$id"
 	[ "$status" -ne 0 ] || fail "husk state $id succeeded: $output"
+	# list fails on a --root that does not exist (as runc): nothing to list.
+	[ -d "$HUSK_ROOT" ] || return 0
 	run husk list -q
 	[ "$status" -eq 0 ] || fail "husk list -q failed: $output"
 	! grep -qx -- "$id" <<<"$output" || fail "husk list still shows $id"

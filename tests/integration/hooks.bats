@@ -102,7 +102,7 @@ state_field() {
 	start=$SECONDS
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
 	[ $((SECONDS - start)) -lt 10 ] || fail "create took $((SECONDS - start))s with a 1s hook timeout"
-	assert_contains "$output" 'hooks.createRuntime[0] "/bin/sh": timed out after 1s: waiting'
+	assert_contains "$output" 'hooks.createRuntime[0]: error running createRuntime hook #0: "/bin/sh": timed out after 1s: waiting'
 	assert_no_container "$id"
 	# A failed createRuntime ends the lifecycle with the poststop hooks.
 	[ "$(state_field poststop status)" = stopped ] || fail "poststop did not run after the failed create"
@@ -114,7 +114,7 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "sleep 60"], timeout: 1}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createContainer[0] "/bin/sh": timed out after 1s'
+	assert_contains "$output" 'hooks.createContainer[0]: error running createContainer hook #0: "/bin/sh": timed out after 1s'
 	assert_no_container "$id"
 }
 
@@ -123,7 +123,7 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "echo broken >&2; exit 4"]}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createContainer[0] "/bin/sh": exit status 4: broken'
+	assert_contains "$output" 'hooks.createContainer[0]: error running createContainer hook #0: "/bin/sh": exit status 4: broken'
 	assert_no_container "$id"
 }
 
@@ -144,7 +144,7 @@ state_field() {
 	set_args sh -c 'echo should-not-run > /hookout/ran'
 	create_bg "$id"
 	run ! husk start "$id"
-	assert_contains "$output" 'hooks.startContainer[0] "/bin/sh": exit status 7: no-start'
+	assert_contains "$output" 'hooks.startContainer[0]: error running startContainer hook #0: "/bin/sh": exit status 7: no-start'
 	wait_for_status "$id" stopped
 	[ ! -e "$OUT/ran" ] || fail "the process ran"
 	husk delete "$id"
@@ -207,6 +207,99 @@ state_field() {
 	id="$(new_id)"
 	update_config '.hooks.createRuntime = [{path: "/nonexistent/hook"}]'
 	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$output" 'hooks.createRuntime[0] "/nonexistent/hook"' "no such file or directory"
+	assert_contains "$output" 'hooks.createRuntime[0]: error running createRuntime hook #0: "/nonexistent/hook"' "no such file or directory"
 	assert_no_container "$id"
+}
+
+@test "hooks: a failing hook's error has runc's 'error running <kind> hook #<n>:' with the path and exit status" {
+	local id
+	id="$(new_id)"
+	update_config '.hooks.prestart = [{path: "/bin/true"}, {path: "/bin/sh", args: ["sh", "-c", "exit 3"]}]'
+	set_args true
+	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "error running prestart hook #1:" "hooks.prestart[1]" '"/bin/sh"' "exit status 3"
+	assert_no_container "$id"
+}
+
+# start_hook_probe NNP: a startContainer hook (in the container) that
+# saves its seccomp mode, environment and fds to /hookout/probe.
+start_hook_probe() {
+	cat >"$BUNDLE/rootfs/bin/probe.sh" <<-'EOF'
+		#!/bin/sh
+		{ grep Seccomp: /proc/self/status; env | sort; echo "fds: $(ls /proc/self/fd | sort -n | tr '\n' ' ')"; } > /hookout/probe
+	EOF
+	chmod +x "$BUNDLE/rootfs/bin/probe.sh"
+	update_config --argjson nnp "$1" '.process.noNewPrivileges = $nnp
+		| .process.env = ["PATH=/bin", "FROM_PROCESS=yes", "HOME="]
+		| .hooks.startContainer = [{path: "/bin/probe.sh"}]
+		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["mkdir"], action: "SCMP_ACT_ERRNO"}]}'
+	set_args true
+}
+
+@test "hooks: startContainer hooks run with the process's environment" {
+	start_hook_probe false
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	assert_contains "$(cat "$OUT/probe")" "FROM_PROCESS=yes" "HOME=/root"
+}
+
+@test "hooks: startContainer hooks run after the seccomp filter is loaded, also with noNewPrivileges" {
+	start_hook_probe true
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	assert_contains "$(cat "$OUT/probe")" "Seccomp:	2"
+}
+
+@test "hooks: startContainer hooks see only their stdio fds" {
+	start_hook_probe false
+	# An fd husk's caller leaves open must not reach the hook either.
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null 7</dev/null
+	# ls's own fd on /proc/self/fd is the fourth.
+	[ "$(grep fds: "$OUT/probe")" = "fds: 0 1 2 3 " ] || fail "the hook saw: $(grep fds: "$OUT/probe")"
+}
+
+@test "hooks: createContainer hooks run with the container's rootfs as their cwd" {
+	local id
+	id="$(new_id)"
+	update_config --arg out "$OUT" '.hooks.createContainer = [{path: "/bin/sh",
+		args: ["sh", "-c", "pwd > \"$0/cwd\"; ls bin/busybox > \"$0/ls\"", $out]}]'
+	set_args true
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(cat "$OUT/cwd")" = "$BUNDLE/rootfs" ] || fail "cwd: $(cat "$OUT/cwd")"
+	[ "$(cat "$OUT/ls")" = bin/busybox ] || fail "ls: $(cat "$OUT/ls")"
+}
+
+@test "hooks: poststart runs only after the process has been exec'd" {
+	local id listener sock pid
+	id="$(new_id)"
+	listener="$(build_tool seccomp-listener)" || fail "cannot build seccomp-listener"
+	sock="$TEST_DIR/listener.sock"
+	# The listener holds the process's execve for a second: a poststart
+	# hook that ran before it would see husk init, not the process.
+	"$listener" -state "$TEST_DIR/state.json" -delay 1s "$sock" 3>&- &
+	pid=$!
+	track_bg "$pid"
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	update_config --arg l "$sock" --arg out "$OUT" '.process.noNewPrivileges = true
+		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
+			syscalls: [{names: ["execve"], action: "SCMP_ACT_NOTIFY"}]}
+		| .hooks.poststart = [{path: "/bin/sh",
+			args: ["sh", "-c", "cat /proc/$(jq -r .pid)/comm > \"$0/comm\"", $out]}]'
+	set_args sleep 1000
+	create_bg "$id"
+	husk start "$id" 3>&-
+	[ "$(cat "$OUT/comm")" = sleep ] || fail "poststart saw the container's pid 1 as: $(cat "$OUT/comm")"
+	husk delete --force "$id"
+}
+
+@test "hooks: a created init holds no fd of its caller's (an extra fd 10 on /dev/null)" {
+	local id pid
+	id="$(new_id)"
+	set_args sleep 1000
+	husk create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&- 10</dev/null
+	pid="$(container_pid "$id")"
+	local fds
+	fds="$(ls -l "/proc/$pid/fd" | awk '/->/ {print $(NF-2), $NF}')"
+	# /dev/null only as stdio (the Go runtime's own fds, eventfd, epoll
+	# and cgroup files, are issue 11's, tests/security/fds.bats).
+	! grep -v '^[012] ' <<<"$fds" | grep -q ' /dev/null$' || fail "init holds the caller's fd 10: $fds"
+	husk delete --force "$id"
 }

@@ -82,3 +82,57 @@ kill_with() {
 	run -0 husk delete "$id"
 	assert_no_container "$id"
 }
+
+@test "kill: signal 0 is a liveness check, 'container not running' once stopped" {
+	local id
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	run -0 husk kill "$id" 0
+	[ "$(container_status "$id")" = running ] || fail "signal 0 changed the container"
+	husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run ! --separate-stderr husk kill "$id" 0
+	assert_contains "$stderr" "container not running"
+	run -0 husk delete "$id"
+}
+
+# no_pidns_container ID: a container in the host's pid namespace whose
+# init starts a background sleep (its pid in TEST_DIR/child) and waits.
+no_pidns_container() {
+	del_ns pid
+	set_args sh -c 'sleep 1000 & echo $! > /tmp/child; wait'
+	update_config '.root.readonly = false'
+	run_bg "$1"
+	for _ in $(seq 100); do [ -s "$BUNDLE/rootfs/tmp/child" ] && break; sleep 0.05; done
+	[ -s "$BUNDLE/rootfs/tmp/child" ] || fail "no child started"
+	CHILD="$(cat "$BUNDLE/rootfs/tmp/child")"
+}
+
+@test "kill: without a pid namespace KILL signals every process in the container's cgroup" {
+	local id init
+	id="$(new_id)"
+	no_pidns_container "$id"
+	init="$(container_pid "$id")"
+	run -0 husk kill "$id" KILL
+	assert_pid_gone "$init"
+	assert_pid_gone "$CHILD"
+	wait_for_status "$id" stopped
+	run -0 husk delete "$id"
+}
+
+@test "kill: without a pid namespace KILL still kills what is left once init is gone" {
+	local id init
+	id="$(new_id)"
+	no_pidns_container "$id"
+	init="$(container_pid "$id")"
+	# init alone dies; its child lives on in the container's cgroup.
+	kill -9 "$init"
+	wait_for_status "$id" stopped
+	pid_alive "$CHILD" || fail "the child died with init"
+	run -0 husk kill "$id" KILL
+	assert_pid_gone "$CHILD"
+	run ! --separate-stderr husk kill "$id" KILL
+	assert_contains "$stderr" "container not running"
+	run -0 husk delete "$id"
+}

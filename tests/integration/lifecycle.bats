@@ -137,6 +137,8 @@ load helpers
 }
 
 @test "list: an empty root lists nothing" {
+	# An existing root: one that does not exist is an error (errors.bats).
+	mkdir -p "$HUSK_ROOT"
 	run -0 husk list -q
 	[ -z "$output" ]
 	run -0 husk list --format json

@@ -21,8 +21,11 @@ run_in_container() {
 create_fails_with() {
 	local id
 	id="$(new_id)"
-	run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
-	assert_contains "$stderr" "$@"
+	# Output to files: a create that wrongly succeeds leaves an init
+	# holding whatever it was given, which would hang bats' pipe.
+	! husk create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&- ||
+		fail "create succeeded"
+	assert_contains "$(cat "$TEST_DIR/create.err")" "$@"
 	assert_no_container "$id"
 }
 
@@ -209,4 +212,109 @@ create_fails_with() {
 	update_config '.linux.maskedPaths = []'
 	run_in_container 'grep " _ses" /proc/keys | wc -l'
 	[ "$output" -ge 1 ] || fail "no session keyring: $output"
+}
+
+@test "process.cwd is entered before the user switch, as runc (uid 1000, cwd /root mode 0700)" {
+	chmod 0700 "$BUNDLE/rootfs/root"
+	update_config '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/root"'
+	run_in_container 'echo "$(id -u) $PWD"'
+	[ "$output" = "1000 /root" ] || fail "output: $output"
+}
+
+@test "process.cwd only the process's user can enter still works" {
+	mkdir -p "$BUNDLE/rootfs/home/user/private"
+	chown 1000:1000 "$BUNDLE/rootfs/home/user/private"
+	chmod 0700 "$BUNDLE/rootfs/home/user/private"
+	# Root loses CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH first.
+	update_config '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/home/user/private"
+		| .process.capabilities = {bounding: ["CAP_SETUID", "CAP_SETGID"], effective: [], permitted: []}'
+	run_in_container 'pwd'
+	[ "$output" = /home/user/private ] || fail "output: $output"
+}
+
+# raw_environ: $output is the environment execve gave the process (pid 1's
+# /proc/1/environ, which a shell does not rewrite), a space after each.
+raw_environ() {
+	local id
+	id="$(new_id)"
+	set_args sh -c 'tr "\\0" " " </proc/1/environ; echo'
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+}
+
+@test "process.env: a key given twice keeps the last value, once" {
+	update_config '.process.env = ["PATH=/bin", "A=first", "B=b", "A=last"]'
+	# The environment execve got, not a shell's (a shell dedups it).
+	raw_environ
+	[ "$output" = "PATH=/bin B=b A=last HOME=/root " ] || fail "environ: $output"
+}
+
+@test "process.env: an empty HOME= is replaced by the user's home, once" {
+	update_config '.process.env = ["PATH=/bin", "HOME="] | .process.user = {uid: 1000, gid: 1000}'
+	raw_environ
+	[ "$output" = "PATH=/bin HOME=/home/user " ] || fail "environ: $output"
+}
+
+@test "process: the caller's CPU affinity does not leak into the container (taskset -c 0 husk run)" {
+	[ "$(nproc --all)" -gt 1 ] || skip "needs more than one CPU"
+	command -v taskset >/dev/null || skip "no taskset"
+	local id want
+	id="$(new_id)"
+	want="$(cat /sys/devices/system/cpu/online)"
+	set_args grep Cpus_allowed_list /proc/self/status
+	run -0 taskset -c 0 "$HUSK_BIN" --root "$HUSK_ROOT" run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "Cpus_allowed_list:	$want" ] || fail "container: $output, want $want"
+	# execCPUAffinity still applies after the reset.
+	update_config '.process.execCPUAffinity = {"final": "1"}'
+	run -0 taskset -c 0 "$HUSK_BIN" --root "$HUSK_ROOT" run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "Cpus_allowed_list:	1" ] || fail "with final 1: $output"
+}
+
+@test "process: the caller's CPU affinity does not leak into an exec'd process" {
+	[ "$(nproc --all)" -gt 1 ] || skip "needs more than one CPU"
+	command -v taskset >/dev/null || skip "no taskset"
+	local id want
+	id="$(new_id)"
+	want="$(cat /sys/devices/system/cpu/online)"
+	set_args sleep 1000
+	run_bg "$id"
+	run -0 taskset -c 0 "$HUSK_BIN" --root "$HUSK_ROOT" exec "$id" grep Cpus_allowed_list /proc/self/status </dev/null
+	[ "$output" = "Cpus_allowed_list:	$want" ] || fail "exec'd: $output, want $want"
+	husk delete --force "$id"
+}
+
+@test "process: a user with CAP_DAC_OVERRIDE runs a binary it cannot read" {
+	mkdir -p "$BUNDLE/rootfs/secret"
+	cp "$BUNDLE/rootfs/bin/busybox" "$BUNDLE/rootfs/secret/echo"
+	chmod 0700 "$BUNDLE/rootfs/secret/echo"
+	update_config '.process.user = {uid: 1000, gid: 1000}
+		| .process.capabilities = {bounding: ["CAP_DAC_OVERRIDE"], effective: ["CAP_DAC_OVERRIDE"],
+			permitted: ["CAP_DAC_OVERRIDE"]}'
+	local id
+	id="$(new_id)"
+	set_args /secret/echo ran-it
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = ran-it ] || fail "output: $output"
+}
+
+@test "process.capabilities: unknown names are ignored with runc's warning" {
+	update_config '.process.capabilities.bounding += ["CAP_FOO"] | .process.capabilities.effective += ["CAP_FOO"]'
+	local id
+	id="$(new_id)"
+	set_args true
+	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$stderr" "ignoring unknown or unavailable capabilities: [CAP_FOO]" "process.capabilities"
+}
+
+@test "ociVersion that is not SemVer is refused, naming the field" {
+	update_config '.ociVersion = "banana"'
+	create_fails_with "ociVersion" '"banana"' "SemVer"
+}
+
+@test "linux.memoryPolicy errors have runc's phrase 'invalid memory policy' and name the field" {
+	update_config '.linux.memoryPolicy = {"mode": "MPOL_FAST"}'
+	create_fails_with "linux.memoryPolicy.mode" "invalid memory policy" "MPOL_FAST"
+	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND", "nodes": "0", "flags": ["MPOL_F_FAST"]}'
+	create_fails_with "linux.memoryPolicy.flags[0]" "invalid memory policy" "MPOL_F_FAST"
+	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND", "nodes": "0-x"}'
+	create_fails_with "linux.memoryPolicy.nodes" "invalid memory policy" "0-x"
 }

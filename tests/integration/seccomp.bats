@@ -186,3 +186,77 @@ deny_mkdir() {
 		{"defaultAction": "SCMP_ACT_NOTIFY", "listenerPath": "/l"}|linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action
 	EOF
 }
+
+# syscallnr_in_rootfs: tests/cmd/syscallnr, built static, as /bin/syscallnr.
+syscallnr_in_rootfs() {
+	(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -o "$BUNDLE/rootfs/bin/syscallnr" ./tests/cmd/syscallnr) ||
+		fail "cannot build tests/cmd/syscallnr"
+}
+
+# allow_known_syscalls: default EPERM, every syscall this machine's kernel
+# headers name allowed but those given.
+allow_known_syscalls() {
+	local hdr=/usr/include/x86_64-linux-gnu/asm/unistd_64.h names
+	[ "$(uname -m)" = x86_64 ] && [ -r "$hdr" ] || skip "needs x86_64 and its kernel headers ($hdr)"
+	names="$(grep -oP '^#define __NR_\K\w+' "$hdr" | grep -vx -e "${1:-none}" -e "${2:-none}" | jq -R . | jq -cs .)"
+	set_seccomp "$(jq -n --argjson n "$names" '{defaultAction: "SCMP_ACT_ERRNO",
+		architectures: ["SCMP_ARCH_X86_64"], syscalls: [{names: $n, action: "SCMP_ACT_ALLOW"}]}')"
+}
+
+@test "seccomp: a syscall newer than the profile gets ENOSYS (the -ENOSYS stub), a known one denied keeps EPERM" {
+	syscallnr_in_rootfs
+	allow_known_syscalls mkdir
+	local id
+	id="$(new_id)"
+	# 1000: no kernel has it; 83: mkdir, named nowhere but below the
+	# profile's highest syscall: the default action.
+	set_args syscallnr 1000 83
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "1000 ENOSYS" "83 EPERM"
+	# The same with runc, for reference.
+	if [ -x /usr/sbin/runc ]; then
+		run -0 /usr/sbin/runc --root "$TEST_DIR/runc" run --bundle "$BUNDLE" "$id" </dev/null
+		assert_contains "$output" "1000 ENOSYS" "83 EPERM"
+	fi
+}
+
+@test "seccomp: clone3 not named by an older profile gets ENOSYS, so libc falls back to clone" {
+	syscallnr_in_rootfs
+	allow_known_syscalls clone3
+	local id
+	id="$(new_id)"
+	set_args syscallnr 435
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$output" = "435 ENOSYS" ] || fail "clone3: $output"
+}
+
+@test "seccomp: with an allowing default action no stub hides new syscalls" {
+	syscallnr_in_rootfs
+	deny_mkdir
+	local id
+	id="$(new_id)"
+	# 1000 is ENOSYS from the kernel itself; getppid (110) runs.
+	set_args syscallnr 1000 110
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "1000 ENOSYS" "110 0"
+}
+
+@test "seccomp: SCMP_ACT_NOTIFY on write is refused with runc's reason" {
+	local id
+	id="$(new_id)"
+	set_seccomp "$(jq -n --arg l "$TEST_DIR/l.sock" '{defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
+		syscalls: [{names: ["mkdir", "write"], action: "SCMP_ACT_NOTIFY"}]}')"
+	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.seccomp.syscalls[0].names[1]" "SCMP_ACT_NOTIFY cannot be used for the write syscall"
+	assert_no_container "$id"
+}
+
+@test "seccomp: an unreachable listener fails create with 'failed to connect with seccomp agent'" {
+	local id
+	id="$(new_id)"
+	set_seccomp "$(jq -n --arg l "$TEST_DIR/nobody.sock" '{defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
+		syscalls: [{names: ["mkdir"], action: "SCMP_ACT_NOTIFY"}]}')"
+	run ! husk create --bundle "$BUNDLE" "$id" </dev/null
+	assert_contains "$output" "linux.seccomp.listenerPath" "failed to connect with seccomp agent" "nobody.sock"
+	assert_no_container "$id"
+}

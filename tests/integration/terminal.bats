@@ -182,3 +182,25 @@ run_tty() {
 	run_tty "$id"
 	[[ "$TTY_OUT" =~ ^/dev/pts/[0-9]+$'\n'0$ ]] || fail "output: $TTY_OUT"
 }
+
+@test "terminal: ONLCR is cleared on the container's pty (lines end in \\n, as runc)" {
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_args echo hi
+	run_tty "$id"
+	# run_tty drops \r: look at the bytes recvtty received.
+	[ "$(od -An -c "$TEST_DIR/tty.out" | tr -s ' ')" = " h i \n" ] ||
+		fail "pty output: $(od -c "$TEST_DIR/tty.out")"
+}
+
+@test "terminal: ONLCR is cleared also when husk run's stdin is a terminal" {
+	command -v script >/dev/null || skip "no script(1) to make a terminal"
+	local id
+	id="$(new_id)"
+	set_args sh -c 'stty -a | grep -o -- "-onlcr" || echo onlcr-set'
+	run -0 script -qec "timeout --foreground -k 5 $HUSK_TIMEOUT $HUSK_BIN --root $HUSK_ROOT run --bundle $BUNDLE $id" /dev/null </dev/null
+	assert_contains "$output" "-onlcr"
+	[[ "$output" != *onlcr-set* ]] || fail "the container's pty has ONLCR: $output"
+	assert_no_container "$id"
+}

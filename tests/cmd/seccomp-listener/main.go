@@ -4,7 +4,10 @@
 // notified syscall with -errno (0: let the syscall go on) until the
 // container is gone.
 //
-//	seccomp-listener -state FILE [-errno N] SOCKET
+// With -delay D it holds the first notified syscall for D, so a test can
+// see what happens while a process is stopped in it.
+//
+//	seccomp-listener -state FILE [-errno N] [-delay D] SOCKET
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -23,18 +27,19 @@ import (
 func main() {
 	statePath := flag.String("state", "", "file to write the received state to")
 	errno := flag.Int("errno", 0, "errno to answer notified syscalls with (0: continue)")
+	delay := flag.Duration("delay", 0, "wait this long before answering the first notified syscall")
 	flag.Parse()
 	if flag.NArg() != 1 || *statePath == "" {
 		fmt.Fprintln(os.Stderr, "usage: seccomp-listener -state FILE [-errno N] SOCKET")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *statePath, int32(*errno)); err != nil {
+	if err := run(flag.Arg(0), *statePath, int32(*errno), *delay); err != nil {
 		fmt.Fprintln(os.Stderr, "seccomp-listener:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, statePath string, errno int32) error {
+func run(path, statePath string, errno int32, delay time.Duration) error {
 	os.Remove(path)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -58,6 +63,8 @@ func run(path, statePath string, errno int32) error {
 		if err != nil {
 			return nil // the container has gone
 		}
+		time.Sleep(delay)
+		delay = 0
 		resp := &libseccomp.ScmpNotifResp{ID: req.ID, Error: errno}
 		if errno == 0 {
 			resp.Flags = libseccomp.NotifRespFlagContinue
