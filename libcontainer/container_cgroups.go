@@ -225,6 +225,9 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 // when the pids limit leaves no room for it, and the cgroup directory it
 // is born in on a pure v2 host (nil elsewhere: JoinCgroups moves it).
 func (c *Container) execCgroups() (*os.File, error) {
+	if len(c.State.CgroupPaths) == 0 {
+		return nil, nil // a rootless container without cgroups
+	}
 	m, err := c.cgroups()
 	if err != nil {
 		return nil, err

@@ -110,6 +110,9 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return err
 	}
+	if cfg, err = o.Rootless.withRootlessEUID(cfg); err != nil {
+		return err
+	}
 	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
 	c.State.Config = cfg
 	cg, err := o.Rootless.cgroups(cfg, o.ID)

@@ -65,6 +65,24 @@ func (r Rootless) mapWriter(cfg *configs.Config) (*rootless.MapWriter, error) {
 	return w, nil
 }
 
+// withRootlessEUID is cfg marked as made by a runtime without root, when
+// it is: init then opens mount sources itself. Idmapped mounts need the
+// runtime to own a user namespace for the mapping and to enter init's
+// mount namespace, so they are refused there.
+func (r Rootless) withRootlessEUID(cfg *configs.Config) (*configs.Config, error) {
+	if !r.Caller.Unprivileged() {
+		return cfg, nil
+	}
+	for i, m := range cfg.Mounts {
+		if m.IDMap != nil {
+			return nil, fmt.Errorf("config.json: mounts[%d] (%s): idmapped mounts need husk to run as root (rootless)", i, m.Destination)
+		}
+	}
+	out := *cfg
+	out.RootlessEUID = true
+	return &out, nil
+}
+
 // withDelegatedCgroup is cfg with its cgroups placed in the caller's
 // delegated cgroup v2 subtree (DELEGATION/husk/ID), for a rootless
 // container that names no cgroupsPath on a v2 host; else cfg itself.

@@ -84,6 +84,11 @@ func (c *Config) SourceOutside(m *Mount) bool {
 	if !m.IsBind() {
 		return false
 	}
+	if c.RootlessEUID {
+		// The runtime's own credentials reach no more than the container's
+		// mapped user does, and it cannot enter init's mount namespace.
+		return false
+	}
 	_, userns := c.Namespace(NEWUSER)
 	return userns || m.IDMap != nil
 }
@@ -172,6 +177,9 @@ type Config struct {
 	// namespace root (rootfsPropagation); 0 means MS_SLAVE|MS_REC.
 	RootPropagation int  `json:"root_propagation,omitempty"`
 	NoPivotRoot     bool `json:"no_pivot_root,omitempty"`
+	// RootlessEUID says the runtime runs without root: mount sources are
+	// then opened by init itself (see SourceOutside).
+	RootlessEUID bool `json:"rootless_euid,omitempty"`
 
 	Namespaces  []Namespace `json:"namespaces,omitempty"`
 	UIDMappings []IDMap     `json:"uid_mappings,omitempty"`
