@@ -1,8 +1,13 @@
 # husk: build, test, benchmark, demo. Run as root on Debian 12.
 #
 #   make demo    build husk and run a container from a busybox bundle
-#   make test    unit tests, the bats integration suites, then the client
-#                suites (containerd/ctr, the CRI, podman driving husk)
+#   make test    unit tests, the bats integration suites, the client
+#                suites (containerd/ctr, the CRI, podman driving husk), then
+#                the VM lane (make vm-test)
+#   make vm-test the VM lane: husk's suites in QEMU guests with pure cgroup v2,
+#                (a) systemd as PID 1 and (b) no systemd; see tests/vm/README.md
+#                  make vm-test VM_HUSK=/abs/husk VM_SUITES="/abs/a.bats /abs/b.bats" VM_SETUPS="a b"
+#   make vm-bench  run/exec of husk, runc and crun inside the guests, as ratios
 
 SHELL := /bin/bash
 
@@ -26,7 +31,20 @@ BENCH_N    ?= 30
 BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 
+# The VM lane (tests/vm/README.md). VM_SUITES defaults to the lane's own
+# suites plus the host suites chosen to run in the guests too; every path is
+# absolute (suites of another worktree run from a copy of their tests/ tree).
+VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
+VM_CACHE   ?= /var/cache/husk-vm
+VM_HUSK    ?= $(CURDIR)/husk
+VM_HOST_SUITES ?= cgroups exec lifecycle kill delete
+VM_SUITES  ?= $(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats)) \
+	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(s).bats)
+VM_SETUPS  ?= a b
+VM_BENCH_N ?= 20
+
 .PHONY: all husk test unit integration clients test-deps client-deps bench demo clean
+.PHONY: vm-test vm-bench vm-image vm-deps
 
 all: husk
 
@@ -34,7 +52,7 @@ all: husk
 husk:
 	CGO_ENABLED=1 $(GO) build -ldflags "$(LDFLAGS)" -o husk .
 
-test: unit integration clients
+test: unit integration clients vm-test
 
 unit:
 	$(GO) test ./...
@@ -51,6 +69,25 @@ clients: husk client-deps
 	set -o pipefail; \
 	HUSK_CLIENT_RUNTIME=$(HUSK_CLIENT_RUNTIME) $(BATS) --tap --timing --print-output-on-failure tests/clients \
 		| awk -f tests/integration/summary.awk
+
+# The VM lane: a guest image built once into VM_CACHE (rebuilt when its
+# recipe changes), then one QEMU guest per setup; TAP printed here.
+vm-test: husk vm-deps
+	set -o pipefail; \
+	VM_HUSK="$(VM_HUSK)" VM_SUITES="$(VM_SUITES)" VM_SETUPS="$(VM_SETUPS)" VM_CACHE="$(VM_CACHE)" \
+		GO="$(GO)" tests/vm/run.sh
+
+# Not part of make test: the benchmark (./bench, built for the guest) of
+# husk, runc and crun in each guest setup of VM_SETUPS.
+vm-bench: husk vm-deps
+	VM_MODE=bench VM_HUSK="$(VM_HUSK)" VM_SETUPS="$(VM_SETUPS)" VM_CACHE="$(VM_CACHE)" \
+		VM_BENCH_ARGS="-n $(VM_BENCH_N)" GO="$(GO)" tests/vm/run.sh
+
+vm-image: vm-deps
+	tests/vm/build-image.sh $(VM_CACHE)
+
+vm-deps:
+	@$(call apt_install,$(VM_DEPS))
 
 test-deps:
 	@$(call apt_install,$(TEST_DEPS))

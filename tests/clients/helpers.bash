@@ -127,8 +127,12 @@ make_oci_layout() {
 }
 
 # build_criclient prints the path of the CRI client (tests/clients/criclient,
-# its own Go module), built once per run.
+# its own Go module), built once per run, or prebuilt in HUSK_TOOLS_DIR.
 build_criclient() {
+	if [ -n "${HUSK_TOOLS_DIR:-}" ] && [ -x "$HUSK_TOOLS_DIR/criclient" ]; then
+		echo "$HUSK_TOOLS_DIR/criclient"
+		return 0
+	fi
 	local out="$CLIENT_CACHE/bin/criclient"
 	mkdir -p "$CLIENT_CACHE/bin"
 	(

@@ -15,6 +15,7 @@
 #   HUSK_BIN         husk binary to test (default: the repository's ./husk)
 #   HUSK_TEST_CACHE  where the busybox rootfs is built once and kept
 #   HUSK_TIMEOUT     seconds any single husk call may take (default 60)
+#   HUSK_TOOLS_DIR   prebuilt tests/cmd tools (the VM lane sets it)
 
 bats_require_minimum_version 1.5.0
 
@@ -390,8 +391,13 @@ start_recvtty() {
 	fail "recvtty did not listen on $SOCK: $(cat "$TEST_DIR/tty.err")"
 }
 
-# build_tool NAME prints the path of tests/cmd/NAME, built once per run.
+# build_tool NAME prints the path of tests/cmd/NAME, built once per run, or
+# prebuilt in HUSK_TOOLS_DIR (the VM lane's guests have no Go).
 build_tool() {
+	if [ -n "${HUSK_TOOLS_DIR:-}" ] && [ -x "$HUSK_TOOLS_DIR/$1" ]; then
+		echo "$HUSK_TOOLS_DIR/$1"
+		return 0
+	fi
 	local out="$HUSK_TEST_CACHE/bin/$1"
 	mkdir -p "$HUSK_TEST_CACHE/bin"
 	(
