@@ -33,13 +33,16 @@ DEMO_DIR   ?= /tmp/husk-demo
 
 # The VM lane (tests/vm/README.md). VM_SUITES defaults to the lane's own
 # suites plus the host suites chosen to run in the guests too; every path is
-# absolute (suites of another worktree run from a copy of their tests/ tree).
+# absolute (suites of another worktree run from a copy of their tests/ tree),
+# and PATH:a or PATH:b runs a file in that setup only. TCG makes each test
+# seconds long: the host suites are split between the setups.
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
-VM_HOST_SUITES ?= cgroups exec lifecycle kill delete
-VM_SUITES  ?= $(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats)) \
-	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(s).bats)
+VM_HOST_SUITES ?= cgroups exec:a lifecycle:b
+VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
+	$(filter-out %/lane.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
+	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))
 VM_SETUPS  ?= a b
 VM_BENCH_N ?= 20
 

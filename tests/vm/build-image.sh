@@ -118,7 +118,7 @@ done
 
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root/debootstrap"
 size_mb=$(($(du -sm "$root" | cut -f1) + 1536))
-mkfs.ext4 -q -F -L husk-root -E lazy_itable_init=0 -d "$root" "$work/root.img" "${size_mb}M" >&2
+mkfs.ext4 -q -F -L husk-root -E lazy_itable_init=0 -d "$root" "$work/root.img" "${size_mb}M" >/dev/null
 rm -rf "$root"
 
 mkdir -p "$out.new"

@@ -5,15 +5,19 @@
 #
 # Environment (the Makefile's vm-test passes these):
 #   VM_HUSK      husk binary to test (absolute path)
-#   VM_SUITES    bats files to run, absolute paths, space separated
+#   VM_SUITES    bats files to run, absolute paths, space separated; PATH:a
+#                or PATH:b runs that file in one setup only
 #   VM_SETUPS    "a b": a = pure cgroup v2 + systemd as PID 1,
 #                       b = pure cgroup v2, no systemd (the lane's own init)
 #   VM_CACHE     where the guest image is built and kept
-#   VM_MODE      test (default) or bench (runs VM_BENCH_ARGS instead of bats)
+#   VM_MODE      test (default); bench (runs the benchmark with VM_BENCH_ARGS);
+#                script (runs the host file VM_SCRIPT with bash in the guest,
+#                its output as TAP comments: a way to look around in a guest)
 #   VM_TIMEOUT   seconds one setup may take, boot included (default 1500)
 #   VM_BOOT_TIMEOUT  seconds until the guest's runner must have started;
 #                a guest that never gets there is retried once (default 240)
-#   VM_MEM, VM_SMP   guest memory (MiB) and CPUs (default 2048, 2)
+#   VM_MEM, VM_SMP, VM_CPU  guest memory (MiB), CPUs and QEMU -cpu model
+#                (default 2048, 2, max)
 set -euo pipefail
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
@@ -28,6 +32,8 @@ VM_TIMEOUT="${VM_TIMEOUT:-1500}"
 VM_BOOT_TIMEOUT="${VM_BOOT_TIMEOUT:-240}"
 VM_MEM="${VM_MEM:-2048}"
 VM_SMP="${VM_SMP:-2}"
+VM_CPU="${VM_CPU:-max}"
+VM_SCRIPT="${VM_SCRIPT:-}"
 VM_BENCH_ARGS="${VM_BENCH_ARGS:--n 20}"
 GO="${GO:-go}"
 
@@ -36,7 +42,12 @@ die() { say "$*"; exit 2; }
 
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"
 [ -x "$VM_HUSK" ] || die "no husk binary at VM_HUSK=$VM_HUSK (make husk)"
-[ "$VM_MODE" = bench ] || [ -n "${VM_SUITES// /}" ] || die "no suites (VM_SUITES is empty)"
+case "$VM_MODE" in
+test) [ -n "${VM_SUITES// /}" ] || die "no suites (VM_SUITES is empty)" ;;
+bench) ;;
+script) [ -f "$VM_SCRIPT" ] || die "VM_MODE=script needs VM_SCRIPT, a file (got '$VM_SCRIPT')" ;;
+*) die "unknown VM_MODE '$VM_MODE' (test, bench or script)" ;;
+esac
 for s in $VM_SETUPS; do
 	case "$s" in a | b) ;; *) die "unknown setup '$s' in VM_SETUPS (want a and/or b)" ;; esac
 done
@@ -74,11 +85,16 @@ cp "$here"/guest/run "$here"/guest/init-b "$data/guest/"
 
 # Each suite runs from a copy of its repository's tests/ tree, at the same
 # relative path, so `load ../integration/helpers` works for suites of any
-# worktree.
-: >"$data/suites"
+# worktree. An entry PATH:a (or :b) runs in that setup only.
 declare -A src_of=()
 n=0
-for s in $VM_SUITES; do
+for setup in a b; do : >"$data/suites-$setup"; done
+[ "$VM_MODE" = test ] || VM_SUITES=
+for entry in $VM_SUITES; do
+	s="$entry" only="ab"
+	if [[ "$entry" =~ ^(.*):([ab]+)$ ]]; then
+		s="${BASH_REMATCH[1]}" only="${BASH_REMATCH[2]}"
+	fi
 	[ -f "$s" ] || die "no suite file $s"
 	s="$(cd "$(dirname "$s")" && pwd)/$(basename "$s")"
 	top="$(dirname "$s")"
@@ -90,12 +106,15 @@ for s in $VM_SUITES; do
 		cp -a "$top" "$data/${src_of[$top]}"
 		n=$((n + 1))
 	fi
-	echo "/husk-vm/${src_of[$top]}${s#"$top"}" >>"$data/suites"
+	for setup in a b; do
+		[[ "$only" != *"$setup"* ]] || echo "/husk-vm/${src_of[$top]}${s#"$top"}" >>"$data/suites-$setup"
+	done
 done
 echo "$VM_MODE" >"$data/mode"
+[ -z "$VM_SCRIPT" ] || cp "$VM_SCRIPT" "$data/script"
 echo "$VM_BENCH_ARGS" >"$data/bench-args"
 size=$(($(du -sm "$data" | cut -f1) + 64))
-mkfs.ext4 -q -F -L husk-data -d "$data" "$run_dir/data.img" "${size}M"
+mkfs.ext4 -q -F -L husk-data -d "$data" "$run_dir/data.img" "${size}M" >/dev/null
 
 # ---- one setup ---------------------------------------------------------------
 # boot SETUP ATTEMPT: boot the guest and stream its TAP (serial port 2) to
@@ -107,7 +126,7 @@ boot() {
 	: >"$tap"
 	cmdline="console=ttyS0 panic=-1 cgroup_no_v1=all husk.setup=$setup"
 	[ "$setup" = b ] || cmdline="$cmdline systemd.unified_cgroup_hierarchy=1"
-	qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$VM_SMP" -m "$VM_MEM" -M pc \
+	qemu-system-x86_64 -accel tcg,thread=multi -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" -M pc \
 		-nodefaults -no-user-config -display none -net none -no-reboot \
 		-kernel "$image/vmlinux" -initrd "$image/initrd" -append "$cmdline" \
 		-drive "file=$image/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \

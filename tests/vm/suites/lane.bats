@@ -50,7 +50,8 @@ setup_file() {
 runc_like() {
 	local rt="$1" id
 	id="$(new_id)"
-	update_config '.linux.resources.memory.limit = 33554432 | .linux.resources.pids.limit = 64'
+	# crun 1.8.1 knows runtime-spec versions up to 1.1.
+	update_config '.ociVersion = "1.0.2" | .linux.resources.memory.limit = 33554432 | .linux.resources.pids.limit = 64'
 	set_args sh -c 'cat /proc/self/cgroup; echo ok'
 	run timeout 60 "$rt" --root "$TEST_DIR/$rt-root" run --bundle "$BUNDLE" "$id"
 	"$rt" --root "$TEST_DIR/$rt-root" delete -f "$id" >/dev/null 2>&1 || true
