@@ -73,12 +73,16 @@ tail -c +"$((off + 1))" "$vmlinuz" | lz4 -dc >"$work/vmlinux" 2>/dev/null || tru
 # ---- root filesystem -----------------------------------------------------
 root="$work/root"
 log "debootstrap $suite (${#packages[@]} extra packages) from $mirror"
-debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
-	"$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
+# A second try only for the network's sake (a mirror hiccup).
+for try in 1 2; do
+	rm -rf "$root"
+	debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
+		"$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 && break
 	tail -30 "$work/debootstrap.log" >&2
-	cat "$root/debootstrap/debootstrap.log" 2>/dev/null | tail -30 >&2
-	exit 1
-}
+	tail -30 "$root/debootstrap/debootstrap.log" 2>/dev/null >&2
+	[ "$try" = 1 ] || exit 1
+	log "debootstrap failed; trying once more"
+done
 mkdir -p "$root/lib/modules"
 cp -a "$work/kernel/lib/modules/$kver" "$root/lib/modules/"
 # The .deb ships no modules.dep; the guest's own depmod writes it (the
