@@ -118,8 +118,7 @@ mkfs.ext4 -q -F -L husk-data -d "$data" "$run_dir/data.img" "${size}M" >/dev/nul
 
 # ---- one setup ---------------------------------------------------------------
 # boot SETUP ATTEMPT: boot the guest and stream its TAP (the virtio serial
-# port husk.tap; a UART under TCG and load was seen to drop bytes) to
-# stdout. Sets rc (the guest's bats status), booted, why (why no result).
+# port husk.tap, a file here) to stdout. Sets rc (the guest's bats status), booted, why (why no result).
 boot() {
 	local setup="$1" attempt="$2" cmdline qpid line elapsed start=$SECONDS
 	local con="$run_dir/console-$setup-$attempt.log" tap="$run_dir/tap-$setup-$attempt.log"
@@ -139,12 +138,18 @@ boot() {
 	qpid=$!
 	echo "$qpid" >"$run_dir/qemu.pid"
 	rc= booted= why=
+	local partial=
 	exec {tapfd}< <(tail -n +1 -F --pid="$qpid" "$tap" 2>/dev/null)
 	while :; do
 		st=0
 		IFS= read -r -t 5 line <&"$tapfd" || st=$?
-		if [ "$st" -eq 0 ]; then
-			line="${line%$'\r'}"
+		# A read that times out keeps what it got of a line still being
+		# written: hold it for the next read.
+		if [ "$st" -gt 128 ]; then
+			partial="$partial$line"
+		elif [ "$st" -eq 0 ]; then
+			line="$partial${line%$'\r'}"
+			partial=
 			case "$line" in
 			HUSK-VM-BOOTED*)
 				booted=1
@@ -155,7 +160,10 @@ boot() {
 			esac
 			continue
 		fi
-		[ "$st" -gt 128 ] || break # EOF: QEMU exited
+		if [ "$st" -le 128 ]; then # EOF: QEMU exited
+			[ -z "$partial$line" ] || printf '%s\n' "$partial$line" | tee -a "$run_dir/tap-$setup.log"
+			break
+		fi
 		elapsed=$((SECONDS - start))
 		if [ -z "$booted" ] && [ "$elapsed" -ge "$VM_BOOT_TIMEOUT" ]; then
 			why="the guest did not start its runner within ${VM_BOOT_TIMEOUT}s"
