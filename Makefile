@@ -39,7 +39,7 @@ DEMO_DIR   ?= /tmp/husk-demo
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
-VM_HOST_SUITES ?= cgroups exec:a lifecycle:b
+VM_HOST_SUITES ?= cgroups exec:b lifecycle:a
 VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
 	$(filter-out %/lane.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))

@@ -13,7 +13,7 @@
 #   VM_MODE      test (default); bench (runs the benchmark with VM_BENCH_ARGS);
 #                script (runs the host file VM_SCRIPT with bash in the guest,
 #                its output as TAP comments: a way to look around in a guest)
-#   VM_TIMEOUT   seconds one setup may take, boot included (default 1500)
+#   VM_TIMEOUT   seconds one setup may take, boot included (default 1800)
 #   VM_BOOT_TIMEOUT  seconds until the guest's runner must have started;
 #                a guest that never gets there is retried once (default 240)
 #   VM_MEM, VM_SMP, VM_CPU  guest memory (MiB), CPUs and QEMU -cpu model
@@ -28,7 +28,7 @@ VM_SUITES="${VM_SUITES:-$(ls "$here"/suites/*.bats 2>/dev/null | tr '\n' ' ')}"
 VM_SETUPS="${VM_SETUPS:-a b}"
 VM_CACHE="${VM_CACHE:-/var/cache/husk-vm}"
 VM_MODE="${VM_MODE:-test}"
-VM_TIMEOUT="${VM_TIMEOUT:-1500}"
+VM_TIMEOUT="${VM_TIMEOUT:-1800}"
 VM_BOOT_TIMEOUT="${VM_BOOT_TIMEOUT:-240}"
 VM_MEM="${VM_MEM:-2048}"
 VM_SMP="${VM_SMP:-2}"
