@@ -149,9 +149,11 @@ cgroup_of_pid() {
 	cg="$(cgroup_of_pid "$(cri status "$CTR" | jq -r .info.pid)")"
 	run -0 cat "/sys/fs/cgroup$cg/memory.max"
 	[ "$output" = 67108864 ] || fail "memory.max of $cg: $output"
-	# runc's conversion of cpu.shares 512 to cpu.weight: 1 + (512-2)*9999/262142.
+	# cpu.shares 512 as cpu.weight: 20 by runc 1.1's linear conversion
+	# (1 + (512-2)*9999/262142), 59 by the one of opencontainers/cgroups
+	# that runc >= 1.3 uses (it maps 1024 to 100); the default is 100.
 	run -0 cat "/sys/fs/cgroup$cg/cpu.weight"
-	[ "$output" = 20 ] || fail "cpu.weight of $cg: $output"
+	[ "$output" = 20 ] || [ "$output" = 59 ] || fail "cpu.weight of $cg: $output (want 20 or 59 for shares 512)"
 	run -0 systemctl show -p MemoryMax "cri-containerd-$CTR.scope"
 	[ "$output" = MemoryMax=67108864 ] || fail "systemctl show: $output"
 }
