@@ -4,6 +4,11 @@
 #   make test    unit tests, the bats integration suites, the security
 #                suite, the fuzz targets (bounded), then the client suites
 #                (containerd/ctr, the CRI, podman driving husk)
+#                and the VM lane (make vm-test)
+#   make vm-test the VM lane: husk's suites in QEMU guests with pure cgroup v2,
+#                (a) systemd as PID 1 and (b) no systemd; see tests/vm/README.md
+#                  make vm-test VM_HUSK=/abs/husk VM_SUITES="/abs/a.bats /abs/b.bats" VM_SETUPS="a b"
+#   make vm-bench  run/exec of husk, runc and crun inside the guests, as ratios
 
 SHELL := /bin/bash
 
@@ -37,7 +42,23 @@ BENCH_ARGS ?=
 DEMO_DIR   ?= /tmp/husk-demo
 BINDIR     ?= /usr/local/bin
 
+# The VM lane (tests/vm/README.md). VM_SUITES defaults to the lane's own
+# suites plus the host suites chosen to run in the guests too; every path is
+# absolute (suites of another worktree run from a copy of their tests/ tree),
+# and PATH:a or PATH:b runs a file in that setup only. TCG makes each test
+# seconds long: the host suites are split between the setups.
+VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
+VM_CACHE   ?= /var/cache/husk-vm
+VM_HUSK    ?= $(CURDIR)/husk
+VM_HOST_SUITES ?= exec:b lifecycle:a
+VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
+	$(filter-out %/lane.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
+	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))
+VM_SETUPS  ?= a b
+VM_BENCH_N ?= 20
+
 .PHONY: all husk install test unit integration security fuzz clients build-deps demo-deps test-deps client-deps bench demo clean
+.PHONY: vm-test vm-bench vm-image vm-deps
 
 all: husk
 
@@ -51,7 +72,8 @@ install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: unit integration security fuzz clients
+test: unit integration security fuzz clients vm-test
+
 
 unit: build-deps test-deps
 	$(GO) test ./...
@@ -93,6 +115,25 @@ build-deps:
 
 demo-deps:
 	@$(call apt_install,$(DEMO_DEPS))
+
+# The VM lane: a guest image built once into VM_CACHE (rebuilt when its
+# recipe changes), then one QEMU guest per setup; TAP printed here.
+vm-test: husk vm-deps
+	set -o pipefail; \
+	VM_HUSK="$(VM_HUSK)" VM_SUITES="$(VM_SUITES)" VM_SETUPS="$(VM_SETUPS)" VM_CACHE="$(VM_CACHE)" \
+		GO="$(GO)" tests/vm/run.sh
+
+# Not part of make test: the benchmark (./bench, built for the guest) of
+# husk, runc and crun in each guest setup of VM_SETUPS.
+vm-bench: husk vm-deps
+	VM_MODE=bench VM_HUSK="$(VM_HUSK)" VM_SETUPS="$(VM_SETUPS)" VM_CACHE="$(VM_CACHE)" \
+		VM_BENCH_ARGS="-n $(VM_BENCH_N)" GO="$(GO)" tests/vm/run.sh
+
+vm-image: vm-deps
+	tests/vm/build-image.sh $(VM_CACHE)
+
+vm-deps:
+	@$(call apt_install,$(VM_DEPS))
 
 test-deps:
 	@$(call apt_install,$(TEST_DEPS))

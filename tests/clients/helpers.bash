@@ -12,12 +12,16 @@
 #                        HUSK_CLIENT_RUNTIME=/usr/sbin/runc runs the same
 #                        suites against Debian's runc
 #   HUSK_TEST_CACHE      where the busybox rootfs, image and tools are built
+#   CONTAINERD_SYSTEMD_CGROUP  containerd's runc option SystemdCgroup
+#                        (default false; the VM lane's guest (a) sets true)
 
 bats_require_minimum_version 1.5.0
 
 # build_rootfs, fail, assert_contains and pid_alive come from the
 # integration helpers; this file overrides their setup and teardown.
-load ../integration/helpers
+# Sourced by path, not `load`ed: bats resolves `load` against the test
+# file's directory, and the VM lane's client suites live in tests/vm/suites.
+source "$(dirname "${BASH_SOURCE[0]}")/../integration/helpers.bash"
 
 CLIENT_RUNTIME="${HUSK_CLIENT_RUNTIME:-$REPO_ROOT/husk}"
 CLIENT_CACHE="$HUSK_TEST_CACHE/clients"
@@ -127,8 +131,12 @@ make_oci_layout() {
 }
 
 # build_criclient prints the path of the CRI client (tests/clients/criclient,
-# its own Go module), built once per run.
+# its own Go module), built once per run, or prebuilt in HUSK_TOOLS_DIR.
 build_criclient() {
+	if [ -n "${HUSK_TOOLS_DIR:-}" ] && [ -x "$HUSK_TOOLS_DIR/criclient" ]; then
+		echo "$HUSK_TOOLS_DIR/criclient"
+		return 0
+	fi
 	local out="$CLIENT_CACHE/bin/criclient"
 	mkdir -p "$CLIENT_CACHE/bin"
 	(
@@ -175,7 +183,7 @@ containerd_start() {
 		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.husk.options]
 		        BinaryName = "$CLIENT_RUNTIME"
 		        Root = "$d/runc"
-		        SystemdCgroup = false
+		        SystemdCgroup = ${CONTAINERD_SYSTEMD_CGROUP:-false}
 		  [plugins."io.containerd.grpc.v1.cri".cni]
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$d/cni/net.d"

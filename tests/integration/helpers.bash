@@ -15,10 +15,13 @@
 #   HUSK_BIN         husk binary to test (default: the repository's ./husk)
 #   HUSK_TEST_CACHE  where the busybox rootfs is built once and kept
 #   HUSK_TIMEOUT     seconds any single husk call may take (default 60)
+#   HUSK_TOOLS_DIR   prebuilt tests/cmd tools (the VM lane sets it)
 
 bats_require_minimum_version 1.5.0
 
-REPO_ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+# From this file's place, so suites in other directories (tests/vm/suites)
+# can load it.
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HUSK_BIN="${HUSK_BIN:-$REPO_ROOT/husk}"
 HUSK_TEST_CACHE="${HUSK_TEST_CACHE:-${TMPDIR:-/tmp}/husk-test-cache}"
 HUSK_TIMEOUT="${HUSK_TIMEOUT:-60}"
@@ -233,7 +236,9 @@ pid_mentions() {
 # mountinfo's "/" entry (field 5) has a root (field 4) naming the test dir.
 leaked_pids() {
 	local tag="$1" f pid
-	for f in /proc/[0-9]*/mountinfo; do
+	# One grep finds the few candidates (an awk per process costs seconds
+	# in the VM lane's emulated guests).
+	for f in $(grep -lsF -- "$tag" /proc/[0-9]*/mountinfo); do
 		awk -v t="$tag" '$5 == "/" && index($4, t) { found = 1 } END { exit !found }' \
 			"$f" 2>/dev/null || continue
 		pid="${f#/proc/}"
@@ -392,8 +397,13 @@ start_recvtty() {
 	fail "recvtty did not listen on $SOCK: $(cat "$TEST_DIR/tty.err")"
 }
 
-# build_tool NAME prints the path of tests/cmd/NAME, built once per run.
+# build_tool NAME prints the path of tests/cmd/NAME, built once per run, or
+# prebuilt in HUSK_TOOLS_DIR (the VM lane's guests have no Go).
 build_tool() {
+	if [ -n "${HUSK_TOOLS_DIR:-}" ] && [ -x "$HUSK_TOOLS_DIR/$1" ]; then
+		echo "$HUSK_TOOLS_DIR/$1"
+		return 0
+	fi
 	local out="$HUSK_TEST_CACHE/bin/$1"
 	mkdir -p "$HUSK_TEST_CACHE/bin"
 	(

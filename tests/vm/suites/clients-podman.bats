@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# Guest (a): podman 4.3 with cgroup_manager = "systemd" drives husk
+# (--runtime): podman hands the runtime --systemd-cgroup and a
+# machine.slice:libpod:ID cgroupsPath; the container must land in the
+# transient scope libpod-ID.scope with its limits as unit properties.
+# run, exec, stop and rm; nothing is left (no scope, no cgroup).
+
+load ../../clients/helpers
+
+setup_file() {
+	[ "${HUSK_VM_SETUP:-}" = a ] || skip "needs systemd as PID 1 (VM lane setup a)"
+	runtime_ready
+	require_cmd podman
+	export SUITE_DIR CONTAINERS_CONF CONTAINERS_STORAGE_CONF
+	SUITE_DIR="$(new_suite_dir)"
+	CONTAINERS_CONF="$SUITE_DIR/containers.conf"
+	CONTAINERS_STORAGE_CONF="$SUITE_DIR/storage.conf"
+	mkdir -p "$SUITE_DIR"/{root,runroot,tmp,cni}
+	cat >"$CONTAINERS_CONF" <<-EOF
+		[containers]
+		default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
+		log_driver = "k8s-file"
+		seccomp_profile = "/usr/share/containers/seccomp.json"
+		cgroups = "enabled"
+		[engine]
+		cgroup_manager = "systemd"
+		events_logger = "file"
+		events_logfile_path = "$SUITE_DIR/events.log"
+		tmp_dir = "$SUITE_DIR/tmp"
+		static_dir = "$SUITE_DIR/root/libpod"
+		volume_path = "$SUITE_DIR/root/volumes"
+		[network]
+		network_config_dir = "$SUITE_DIR/cni"
+	EOF
+	cat >"$CONTAINERS_STORAGE_CONF" <<-EOF
+		[storage]
+		driver = "overlay"
+		graphroot = "$SUITE_DIR/root"
+		runroot = "$SUITE_DIR/runroot"
+	EOF
+	local rootfs
+	rootfs="$(build_rootfs)" || fail "cannot build the busybox rootfs"
+	tar -C "$rootfs" --exclude=./.complete -cf "$SUITE_DIR/rootfs.tar" . ||
+		fail "cannot tar $rootfs"
+	podman_ import --change 'CMD=["sh"]' "$SUITE_DIR/rootfs.tar" "$IMAGE_REF" >/dev/null ||
+		fail "podman import failed"
+}
+
+teardown_file() {
+	[ -d "${SUITE_DIR:-}" ] || return 0
+	podman_ rm -af -t 0 >/dev/null 2>&1 || true
+	podman_ rmi -af >/dev/null 2>&1 || true
+	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
+		while read -r m; do umount "$m" 2>/dev/null || true; done
+	clean_leaks "$SUITE_DIR"
+	rm -rf "$SUITE_DIR"
+}
+
+setup() { :; }
+
+teardown() {
+	local left
+	left="$(podman_ ps -aq 2>/dev/null)"
+	[ -z "$left" ] || {
+		podman_ rm -af -t 0 >/dev/null 2>&1
+		fail "containers left: $left"
+	}
+}
+
+podman_() {
+	timeout -k 5 "$CLIENT_TIMEOUT" podman --runtime "$CLIENT_RUNTIME" \
+		--root "$SUITE_DIR/root" --runroot "$SUITE_DIR/runroot" --tmpdir "$SUITE_DIR/tmp" \
+		--cgroup-manager systemd --events-backend file "$@"
+}
+
+prun() {
+	podman_ run --network none "$@"
+}
+
+# scope_of ID prints the cgroup (v2 path) of the container's process.
+cgroup_of_pid() {
+	awk -F: '$1 == 0 { print $3 }' "/proc/$1/cgroup"
+}
+
+@test "podman (systemd): run: output and the container's exit code" {
+	run -0 --separate-stderr prun --rm "$IMAGE_REF" sh -c 'echo hello; echo to-stderr >&2'
+	[ "$output" = hello ] || fail "stdout: $output"
+	[ "$stderr" = to-stderr ] || fail "stderr: $stderr"
+	run -5 prun --rm "$IMAGE_REF" sh -c 'exit 5'
+}
+
+@test "podman (systemd): the container runs in the unit libpod-ID.scope of machine.slice, with its limits as unit properties" {
+	local id pid cg
+	run -0 prun -d --name ps1 --memory 64m --pids-limit 99 "$IMAGE_REF" sleep 1000
+	id="$output"
+	pid="$(podman_ inspect --format '{{.State.Pid}}' ps1)"
+	pid_alive "$pid" || fail "container pid $pid not alive"
+	cg="$(cgroup_of_pid "$pid")"
+	[[ "$cg" == /machine.slice/libpod-"$id".scope* ]] || fail "container cgroup: $cg"
+	run -0 systemctl show -p ActiveState -p MemoryMax -p TasksMax "libpod-$id.scope"
+	assert_contains "$output" ActiveState=active MemoryMax=67108864 TasksMax=99
+	[ "$(cat "/sys/fs/cgroup$cg/memory.max")" = 67108864 ] || fail "memory.max of $cg: $(cat "/sys/fs/cgroup$cg/memory.max")"
+	[ "$(cat "/sys/fs/cgroup$cg/pids.max")" = 99 ] || fail "pids.max of $cg: $(cat "/sys/fs/cgroup$cg/pids.max")"
+	run -0 podman_ rm -f -t 0 ps1
+	assert_pid_gone "$pid"
+	run systemctl is-active "libpod-$id.scope"
+	[ "$output" != active ] || fail "libpod-$id.scope still active after rm"
+}
+
+@test "podman (systemd): exec: output, exit code, and the exec'd process is in the container's scope" {
+	require_exec
+	local id pid cg procs p found=
+	run -0 prun -d --name ps2 "$IMAGE_REF" sleep 1000
+	id="$output"
+	pid="$(podman_ inspect --format '{{.State.Pid}}' ps2)"
+	cg="$(cgroup_of_pid "$pid")"
+	run -0 podman_ exec ps2 sh -c 'echo exec-ok'
+	[ "$output" = exec-ok ] || fail "output: $output"
+	run -6 podman_ exec ps2 sh -c 'exit 6'
+	run -0 podman_ exec -d ps2 sleep 777
+	for p in $(cat "/sys/fs/cgroup$cg/cgroup.procs"); do
+		[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "sleep 777 " ] && found=$p
+	done
+	[ -n "$found" ] || fail "no 'sleep 777' among the processes of $cg: $(cat "/sys/fs/cgroup$cg/cgroup.procs")"
+	run -0 podman_ rm -f -t 0 ps2
+}
+
+@test "podman (systemd): stop (exit 137) and rm leave no scope and no cgroup" {
+	local id pid cg
+	run -0 prun -d --name ps3 "$IMAGE_REF" sleep 1000
+	id="$output"
+	pid="$(podman_ inspect --format '{{.State.Pid}}' ps3)"
+	cg="$(cgroup_of_pid "$pid")"
+	run -0 podman_ stop -t 1 ps3
+	run -0 podman_ inspect --format '{{.State.Status}} {{.State.ExitCode}}' ps3
+	[ "$output" = "exited 137" ] || fail "after stop: $output"
+	assert_pid_gone "$pid"
+	run -0 podman_ rm ps3
+	run ! podman_ inspect "$id"
+	wait_until 10 test ! -d "/sys/fs/cgroup$cg" || fail "cgroup $cg left after rm"
+	run systemctl list-units --all --no-legend "libpod-$id.scope" "libpod-conmon-$id.scope"
+	[ -z "$output" ] || fail "units left: $output"
+}
+
+@test "zz: podman (systemd): nothing is left behind" {
+	podman_ rmi -af >/dev/null 2>&1 || true
+	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
+		while read -r m; do umount "$m" 2>/dev/null || true; done
+	run systemctl list-units --all --no-legend 'libpod-*'
+	[ -z "$output" ] || fail "libpod units left: $output"
+	assert_nothing_left "$SUITE_DIR"
+}
