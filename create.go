@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer"
