@@ -12,8 +12,10 @@ package rootfs
 // and its filesystem (procfs under /proc, sysfs under /sys). The mask is
 // then attached onto that very fd with move_mount.
 //
-// What masks a file is the host's /dev/null, cloned by openDevNull before
-// pivot_root, when "/" is still the host's, and checked to be char 1:3.
+// What masks a file is the container's own /dev/null when it is checked
+// to be char 1:3 (reached without a symlink, on a mount allowing devices),
+// else the host's, cloned by openDevNull before pivot_root, when "/" is
+// still the host's, and checked the same way.
 // What masks a directory is one read-only tmpfs, made with fsopen and
 // shared by all masked directories, as runc does: one superblock, not one
 // per path (on nodes with many per-CPU masked paths, tmpfs superblocks
@@ -72,7 +74,15 @@ func checkDevNull(fd int) error {
 // read-only tmpfs. A path that does not exist, or is a dangling symlink,
 // is skipped, as runc does.
 func maskPaths(paths []string) error {
-	m := &masks{file: mountSrc{fd: devNull}, dir: mountSrc{fd: -1}}
+	if len(paths) == 0 {
+		return nil
+	}
+	m := &masks{file: mountSrc{fd: containerDevNull()}, dir: mountSrc{fd: -1}}
+	if m.file.fd >= 0 {
+		closeFd(devNull)
+	} else {
+		m.file.fd = devNull
+	}
 	devNull = -1 // m owns it now
 	defer m.close()
 	seen := map[string]bool{}
@@ -87,6 +97,33 @@ func maskPaths(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// containerDevNull is a detached clone of the container's own /dev/null
+// (as runc masks with, so /proc/mounts reads the same), or -1 when that is
+// not the character device 1:3 reached without a symlink, on a mount that
+// allows devices: then the host's clone (openDevNull) masks instead. The
+// clone is made from the fd that was checked, never from the path again.
+func containerDevNull() int {
+	fd, err := openat2(unix.AT_FDCWD, "/dev/null", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, unix.RESOLVE_NO_SYMLINKS)
+	if err != nil {
+		return -1
+	}
+	defer closeFd(fd)
+	if checkDevNull(fd) != nil {
+		return -1
+	}
+	if st, err := fstatfs(fd); err != nil || st.Flags&unix.ST_NODEV != 0 {
+		return -1
+	}
+	clone, err := openTree(fd, "", unix.OPEN_TREE_CLONE|unix.AT_EMPTY_PATH)
+	if err != nil || checkDevNull(clone) != nil {
+		if clone >= 0 {
+			closeFd(clone)
+		}
+		return -1
+	}
+	return clone
 }
 
 // masks holds what masks files and directories.
@@ -160,10 +197,15 @@ func newMaskTmpfs() (int, error) {
 		return -1, err
 	}
 	defer closeFd(fs)
+	// Named and flagged as runc's (read-only tmpfs "tmpfs"): /proc/mounts
+	// reads the same under both runtimes.
+	if err := unix.FsconfigSetString(fs, "source", "tmpfs"); err != nil {
+		return -1, os.NewSyscallError("fsconfig source", err)
+	}
 	if err := fsconfigCreate(fs); err != nil {
 		return -1, err
 	}
-	return fsmount(fs, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	return fsmount(fs, unix.MOUNT_ATTR_RDONLY)
 }
 
 // readonlyPaths makes each of paths read-only: a recursive clone of the
