@@ -12,7 +12,7 @@ package main
 // nothing for other commands (and `husk init`), and nothing when it
 // cannot: it is only ever an optimisation. (Pure cgroup v2 hosts that
 // clone init straight into its cgroup, CLONE_INTO_CGROUP, take no such
-// lock.)
+// lock, so nothing is primed there.)
 
 /*
 #include <fcntl.h>
@@ -77,19 +77,18 @@ static int husk_prime_find(void)
 		*ctrls++ = '\0';
 		*path++ = '\0';
 		path[strcspn(path, "\n")] = '\0';
-		if (strcmp(line, "0") == 0) {
-			if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) != 0)
-				continue; // hybrid: the unified hierarchy is elsewhere
-			snprintf(husk_prime_path, sizeof(husk_prime_path), "/sys/fs/cgroup%s/cgroup.procs", path);
-		} else {
-			if ((comma = strchr(ctrls, ',')))
-				*comma = '\0';
-			if (strncmp(ctrls, "name=", 5) == 0)
-				ctrls += 5;
-			if (*ctrls == '\0')
-				continue;
-			snprintf(husk_prime_path, sizeof(husk_prime_path), "/sys/fs/cgroup/%s%s/cgroup.procs", ctrls, path);
-		}
+		// The unified hierarchy is never primed: on a pure v2 host init
+		// is born in its cgroup (CLONE_INTO_CGROUP) and moves nothing; on
+		// a hybrid one it is not the costly hierarchy.
+		if (strcmp(line, "0") == 0)
+			continue;
+		if ((comma = strchr(ctrls, ',')))
+			*comma = '\0';
+		if (strncmp(ctrls, "name=", 5) == 0)
+			ctrls += 5;
+		if (*ctrls == '\0')
+			continue;
+		snprintf(husk_prime_path, sizeof(husk_prime_path), "/sys/fs/cgroup/%s%s/cgroup.procs", ctrls, path);
 		found = access(husk_prime_path, W_OK) == 0;
 	}
 	fclose(f);

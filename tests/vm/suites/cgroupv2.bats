@@ -133,7 +133,9 @@ wait_for() {
 	run_bg "$id"
 	wait_for "$TEST_DIR/$id.out" started
 	dir="$(cgdir "$id")"
-	run -0 husk kill "$id" KILL
+	# Only init dies (husk kill KILL without a pid namespace takes every
+	# process of the cgroup, as runc's does).
+	kill -9 "$(husk state "$id" | jq -r .pid)"
 	wait_for_status "$id" stopped
 	[ -n "$(cat "$dir/cgroup.procs")" ] || fail "nothing left after init died"
 	run -0 husk kill --all "$id" KILL
