@@ -52,7 +52,8 @@ VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
 VM_HOST_SUITES ?= exec:b lifecycle:a
 VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
-	$(filter-out %/lane.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
+	$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
+	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))
 VM_SETUPS  ?= a b
 VM_BENCH_N ?= 20
