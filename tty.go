@@ -13,7 +13,6 @@ import (
 	"github.com/containerd/console"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	pty "github.com/husk-runtime/husk/libcontainer/console"
-	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
 )
@@ -107,10 +106,9 @@ func (t *foregroundTTY) attach() error {
 				t.resize()
 			}
 		}()
-	} else if err := pty.ClearONLCR(t.master); err != nil {
-		// Output for a file or pipe: no "\r\n" for every "\n".
-		logrus.Debugf("clear ONLCR: %v", err)
 	}
+	// ONLCR was cleared by init on the pty itself (console.Setup), for
+	// every caller, as runc does.
 	t.output.Add(1)
 	go func() {
 		defer t.output.Done()
