@@ -221,18 +221,15 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 	return m.NotifyOOM(stop)
 }
 
-// execCgroups prepares the start of an exec'd process: a clear refusal
-// when the pids limit leaves no room for it, and the cgroup directory it
-// is born in on a pure v2 host (nil elsewhere: JoinCgroups moves it).
+// execCgroups is the cgroup directory an exec'd process is born in on a
+// pure v2 host (nil elsewhere: JoinCgroups moves it). A pids limit needs
+// no check here: see Exec.
 func (c *Container) execCgroups() (*os.File, error) {
 	if len(c.State.CgroupPaths) == 0 {
 		return nil, nil // a rootless container without cgroups
 	}
 	m, err := c.cgroups()
 	if err != nil {
-		return nil, err
-	}
-	if err := m.CheckPidsRoom(cgroup.ExecPidsNeeded()); err != nil {
 		return nil, err
 	}
 	return m.CloneDir()

@@ -58,25 +58,38 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	}
 	join := c.JoinCgroups
 	if o.SubCgroups != nil {
-		// Born in the container's cgroup would be the wrong one: the
-		// process is moved into the sub-cgroups by pid instead.
+		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
+	}
+	// The process is in the container's cgroups from its first
+	// instruction, and a pids limit never kills a Go runtime: with a plan,
+	// nsexec sets the process up in C, born in (or moved before nsexec
+	// into) the cgroup, and a fork refused by pids.max is one line saying
+	// so; else the Go init runs outside the cgroups and the parent moves
+	// it in right before its execve (a move is never refused by pids.max).
+	msg := execMessage(cfg, c.State.InitPid)
+	plan, why := execPlan(cfg, &o)
+	msg.Plan = plan
+	if plan == nil {
+		logrus.Debugf("exec: the Go init sets the process up (%s), outside the container's cgroups until its execve", why)
 		if cgroupDir != nil {
 			cgroupDir.Close()
 			cgroupDir = nil
 		}
-		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
+	} else {
+		logrus.Debugf("exec: nsexec sets the process up in C (no Go runtime in the container)")
 	}
 	if cgroupDir != nil {
 		defer cgroupDir.Close()
 	}
 	pid, err := startInit(&initRequest{
 		cfg:       cfg,
-		msg:       execMessage(cfg, c.State.InitPid),
+		msg:       msg,
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
 		cgroupDir: cgroupDir,
 		join:      join,
+		joinLate:  plan == nil,
 	})
 	if err == nil && o.PidFile != "" {
 		err = WritePidFile(o.PidFile, pid)

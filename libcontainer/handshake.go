@@ -89,6 +89,12 @@ func configureInit(sock *os.File, cfg *configs.Config, pid int, runtimeHooks fun
 	if err := bootstrap.Send(sock, bootstrap.SyncConfig, data); err != nil {
 		return initGone("init", err)
 	}
+	return awaitReady(sock, cfg, pid, runtimeHooks)
+}
+
+// awaitReady answers init until it reports READY (or an error). An exec
+// with a plan has no Go init: nsexec's child sends READY or ERROR itself.
+func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func() error) error {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -100,6 +106,9 @@ func configureInit(sock *os.File, cfg *configs.Config, pid int, runtimeHooks fun
 		case bootstrap.SyncError:
 			return reported("init", payload)
 		case bootstrap.SyncCreateHooks:
+			if runtimeHooks == nil {
+				return unexpected("init", t)
+			}
 			if err := runtimeHooks(); err != nil {
 				return err
 			}

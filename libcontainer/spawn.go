@@ -1,6 +1,7 @@
 package libcontainer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +37,10 @@ type initRequest struct {
 	// join puts init into the container's cgroups (before nsexec runs),
 	// when it was not born there.
 	join func(pid int) error
+	// joinLate (an exec's Go init) joins after READY instead, right
+	// before the process's execve (EXEC_GO): Go's threads never count
+	// against the container's pids limit.
+	joinLate bool
 	// runtimeHooks runs prestart and createRuntime when init asks (create).
 	runtimeHooks func(pid int) error
 }
@@ -96,6 +101,9 @@ func startInit(r *initRequest) (int, error) {
 	}
 	if err != nil {
 		logR.Close()
+		if errors.Is(err, unix.EAGAIN) && born {
+			return 0, fmt.Errorf("start husk init in cgroup %s: clone3: %w: no room for the process under the container's pids.max", r.cgroupDir.Name(), err)
+		}
 		return 0, fmt.Errorf("start husk init: %w", err)
 	}
 	go forwardLogs(logR)
@@ -104,7 +112,7 @@ func startInit(r *initRequest) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups.
-	if !born {
+	if !born && !r.joinLate {
 		if err := r.join(cmd.Process.Pid); err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
@@ -126,8 +134,22 @@ func startInit(r *initRequest) (int, error) {
 	if err != nil {
 		return pid, err
 	}
+	if r.msg.Plan != nil {
+		// nsexec's child sets the process up itself: READY or ERROR.
+		return pid, awaitReady(sock, r.cfg, pid, nil)
+	}
 	hooks := func() error { return r.runtimeHooks(pid) }
-	return pid, configureInit(sock, r.cfg, pid, hooks)
+	if err := configureInit(sock, r.cfg, pid, hooks); err != nil || !r.joinLate {
+		return pid, err
+	}
+	if err := r.join(pid); err != nil {
+		return pid, err
+	}
+	trace.Mark("cgroups")
+	if err := bootstrap.Send(sock, bootstrap.SyncExecGo, nil); err != nil {
+		return pid, initGone("init", err)
+	}
+	return pid, nil
 }
 
 // startInCgroup starts the command newCmd makes, born in the cgroup dir
@@ -139,8 +161,8 @@ func startInCgroup(dir *os.File, newCmd func() *exec.Cmd) (cmd *exec.Cmd, born b
 	if dir != nil {
 		cmd = newCmd()
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
-		if err = cmd.Start(); err == nil {
-			return cmd, true, nil
+		if err = cmd.Start(); err == nil || errors.Is(err, unix.EAGAIN) {
+			return cmd, true, err // EAGAIN: the cgroup's pids.max is reached
 		}
 		logrus.Debugf("clone3 into cgroup %s: %v; starting husk init outside and moving it in", dir.Name(), err)
 	}

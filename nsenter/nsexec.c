@@ -32,6 +32,7 @@
 
 #include "bootstrap.h"
 #include "nsexec.h"
+#include "execproc.h"
 
 #define MAX_MSG (1 << 20) /* bound on the bootstrap message */
 
@@ -56,39 +57,56 @@ static int send_all(const void *buf, size_t n)
 	return 0;
 }
 
-static int send_frame(uint32_t type, const void *payload, uint32_t len)
+/*
+ * gate: in an exec's forked child (plan path), the read end of a pipe
+ * whose write end only the first process holds. The child sends nothing
+ * before it reads EOF there: its frames come after the first process's PID.
+ */
+static int gate = -1;
+
+int husk_send_frame(uint32_t type, const void *payload, uint32_t len)
 {
 	uint32_t hdr[2] = {type, len};
+	char c;
+
+	while (gate >= 0 && read(gate, &c, 1) < 0 && errno == EINTR)
+		;
+	if (gate >= 0)
+		close(gate);
+	gate = -1;
 
 	return send_all(hdr, sizeof(hdr)) < 0 ? -1 : send_all(payload, len);
 }
+#define send_frame husk_send_frame
 
-static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+void husk_fail(const char *fmt, ...)
 {
-	char msg[1024] = "nsexec: ";
+	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (send_frame(HUSK_SYNC_ERROR, msg, strlen(msg)) < 0)
 		dprintf(STDERR_FILENO, "%s\n", msg);
 	_exit(1);
 }
+#define die(fmt, ...) husk_fail("nsexec: " fmt, ##__VA_ARGS__)
 
 /*
- * debugf: one step, as a JSON line {"level":"debug","msg":"nsexec: ..."} on
- * the log pipe; the parent re-logs it to --log in --log-format when --debug.
+ * husk_logf: one JSON line {"level":"...","msg":"..."} on the log pipe;
+ * the parent re-logs it to --log in --log-format (debug ones under --debug).
  */
-static void __attribute__((format(printf, 1, 2))) debugf(const char *fmt, ...)
+void husk_logf(const char *level, const char *fmt, ...)
 {
-	char msg[512], line[1200] = "{\"level\":\"debug\",\"msg\":\"nsexec: ";
+	char msg[512], line[1200];
 	const char *env = getenv(HUSK_ENV_LOGPIPE);
-	size_t n = strlen(line);
+	size_t n;
 	va_list ap;
 
 	if (!env)
 		return;
+	n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"", level);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -101,6 +119,7 @@ static void __attribute__((format(printf, 1, 2))) debugf(const char *fmt, ...)
 	if (write(atoi(env), line, n + 3) < 0)
 		return; /* best effort */
 }
+#define debugf(fmt, ...) husk_logf("debug", "nsexec: " fmt, ##__VA_ARGS__)
 
 static void read_or_die(void *buf, size_t n, const char *what)
 {
@@ -269,7 +288,9 @@ void husk_nsexec(void)
 {
 	const char *env = getenv(HUSK_ENV_INITPIPE);
 	struct husk_bootstrap b;
+	struct husk_exec_plan plan;
 	char err[512], *msg, *end;
+	int plan_given, gate_pipe[2] = {-1, -1};
 	int timens_fd = -1;
 	size_t len;
 	long fd;
@@ -287,6 +308,11 @@ void husk_nsexec(void)
 	if (husk_parse_bootstrap(msg, len, &b, err, sizeof(err)) < 0)
 		die("bootstrap message: %s", err);
 	free(msg);
+	if (b.plan && husk_parse_exec_plan(b.plan, b.plan_len, &plan, err, sizeof(err)) < 0)
+		die("bootstrap message: EXEC_PLAN: %s", err);
+	plan_given = b.plan != NULL;
+	if (plan_given)
+		husk_close_stray_fds(initpipe); /* /proc is still the runtime's */
 
 	if (is_exec() && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
@@ -303,12 +329,19 @@ void husk_nsexec(void)
 	unshare_others(&b, timens_fd);
 	husk_bootstrap_free(&b);
 
+	if (plan_given && pipe2(gate_pipe, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
 	pid = fork();
+	if (pid < 0 && errno == EAGAIN)
+		die("fork: %s: no room for the process under the container's pids.max (or RLIMIT_NPROC)",
+		    strerror(errno));
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (pid > 0) {
 		uint32_t p = pid;
 
+		if (plan_given)
+			close(gate_pipe[0]); /* the write end closes when we exit */
 		debugf("forked init, pid %d (in the parent's pid namespace)", pid);
 		if (send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0) {
 			int saved = errno;
@@ -318,5 +351,11 @@ void husk_nsexec(void)
 		}
 		_exit(0);
 	}
-	/* The child: the Go runtime starts here and runs `husk init`. */
+	/* The child: set up and exec an exec's process in C (execproc.c), or
+	 * let the Go runtime start here and run `husk init`. */
+	if (plan_given) {
+		close(gate_pipe[1]);
+		gate = gate_pipe[0];
+		husk_exec_process(&plan, initpipe);
+	}
 }

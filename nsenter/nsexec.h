@@ -40,6 +40,8 @@ struct husk_bootstrap {
 	char *gid_map;
 	char *oom_score_adj;
 	char *timens_offsets;
+	char *plan; /* EXEC_PLAN's payload (execplan.c parses it), or NULL */
+	size_t plan_len;
 };
 
 /* Parses the netlink message buf[0:len]. Returns 0, or -1 with a
@@ -47,6 +49,16 @@ struct husk_bootstrap {
 int husk_parse_bootstrap(const char *buf, size_t len, struct husk_bootstrap *out,
 			 char *err, size_t errlen);
 void husk_bootstrap_free(struct husk_bootstrap *b);
+
+/*
+ * Shared with execproc.c (defined in nsexec.c): husk_fail sends text as an
+ * ERROR frame on the init socket (stderr if that fails) and exits 1;
+ * husk_logf writes one JSON log line at level to the log pipe;
+ * husk_send_frame writes one sync frame.
+ */
+void husk_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void husk_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int husk_send_frame(uint32_t type, const void *payload, uint32_t len);
 
 /* The constructor's body: returns at once unless _HUSK_INITPIPE is set. */
 void husk_nsexec(void);

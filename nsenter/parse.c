@@ -98,6 +98,20 @@ static int parse_string(struct husk_bootstrap *b, uint16_t type, const char *p, 
 	return 0;
 }
 
+/* Keeps a copy of the EXEC_PLAN payload for husk_parse_exec_plan. */
+static int parse_plan_bytes(struct husk_bootstrap *b, const char *p, size_t n,
+			    char *err, size_t errlen)
+{
+	if (b->plan)
+		return errf(err, errlen, "attribute EXEC_PLAN appears twice");
+	b->plan = malloc(n ? n : 1);
+	if (!b->plan)
+		return errf(err, errlen, "attribute EXEC_PLAN: %s", strerror(errno));
+	memcpy(b->plan, p, n);
+	b->plan_len = n;
+	return 0;
+}
+
 static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *err, size_t errlen)
 {
 	int have_flags = 0;
@@ -122,6 +136,12 @@ static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *er
 		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
 			return errf(err, errlen, "attribute %u at offset %zu: length %u runs past the end of the %zu-byte message",
 				    a.nla_type, off, a.nla_len, len);
+		if (a.nla_type == HUSK_ATTR_EXEC_PLAN) {
+			if (parse_plan_bytes(b, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
+					     err, errlen) < 0)
+				return -1;
+			continue;
+		}
 		if (a.nla_type != HUSK_ATTR_CLONE_FLAGS) {
 			if (parse_string(b, a.nla_type, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
 					 err, errlen) < 0)
@@ -159,5 +179,6 @@ void husk_bootstrap_free(struct husk_bootstrap *b)
 	free(b->gid_map);
 	free(b->oom_score_adj);
 	free(b->timens_offsets);
+	free(b->plan);
 	memset(b, 0, sizeof(*b));
 }

@@ -42,8 +42,17 @@
 //	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
 //	                                        payload), or the error as text
 //	6     Go init       READY               waits on exec.fifo; parent records state
-//	                                        (exec: no hooks, no rootfs, no fifo;
-//	                                        init execs the process right after)
+//	                                        (exec: no hooks, no rootfs, no fifo)
+//	6x    parent        EXEC_GO             exec only: the parent has moved init
+//	                                        into the container's cgroups (Go
+//	                                        init runs outside them, so a pids
+//	                                        limit cannot starve its threads);
+//	                                        init execs the process
+//
+// An exec with a plan (execplan.go, in the bootstrap message) skips steps
+// 5-6x: after PID, nsexec's forked child sets the process up in C and
+// sends READY (or ERROR) itself, then execs it; it is born in (or moved
+// before step 1 into) the container's cgroups, as it never starts Go.
 //	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
 //
@@ -124,6 +133,8 @@ func (t SyncType) String() string {
 		return "MOUNT_SOURCE"
 	case SyncMountFd:
 		return "MOUNT_FD"
+	case SyncExecGo:
+		return "EXEC_GO"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }
@@ -138,6 +149,9 @@ type Message struct {
 	GIDMap      string
 	OomScoreAdj string
 	TimeOffsets string
+	// Plan, for an exec, is the process nsexec sets up and execs itself
+	// (execplan.go); nil: the Go init does it from a CONFIG.
+	Plan *ExecPlan
 }
 
 // Encode serialises m as one netlink message.
@@ -157,6 +171,9 @@ func (m *Message) Encode() []byte {
 		if a.v != "" {
 			req.AddData(nl.NewRtAttr(a.typ, []byte(a.v)))
 		}
+	}
+	if m.Plan != nil {
+		req.AddData(m.Plan.attr())
 	}
 	return req.Serialize()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -35,20 +34,7 @@ func processEnv(p *configs.Process) []string {
 }
 
 // dedupEnv keeps the last NAME=VALUE of each name, in order.
-func dedupEnv(in []string) []string {
-	seen := make(map[string]bool, len(in))
-	out := make([]string, 0, len(in))
-	for i := len(in) - 1; i >= 0; i-- {
-		k, _, _ := strings.Cut(in[i], "=")
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, in[i])
-	}
-	slices.Reverse(out)
-	return out
-}
+func dedupEnv(in []string) []string { return configs.DedupEnv(in) }
 
 func lookupEnv(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {

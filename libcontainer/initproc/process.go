@@ -60,6 +60,9 @@ func setupAndExecve(cfg *configs.Config, side *inherited, sock *os.File, waitSta
 	if err := bootstrap.Send(sock, bootstrap.SyncReady, nil); err != nil {
 		return err
 	}
+	if waitStart == nil {
+		awaitExecGo(sock, p)
+	}
 	sock.Close()
 	if waitStart != nil {
 		// startContainer hooks run with the filter loaded, as in runc.
@@ -174,4 +177,23 @@ func loadSeccomp(cfg *configs.Config, side *inherited) error {
 	}
 	// Both fds are close-on-exec: no close(2) needed under the filter.
 	return seccomp.SendToListener(int(side.listener.Fd()), fd, msg)
+}
+
+// awaitExecGo waits, in an exec's init, for the parent to move it into
+// the container's cgroups (EXEC_GO: it ran outside them so far, so that
+// its Go threads never count against a pids limit). The move resets the
+// CPU affinity to the cgroup's cpuset: execCPUAffinity.final is set again.
+func awaitExecGo(sock *os.File, p *configs.Process) {
+	t, _, err := bootstrap.Recv(sock)
+	if err != nil {
+		failAfterReady(fmt.Errorf("waiting for EXEC_GO: %w", err))
+	}
+	if t != bootstrap.SyncExecGo {
+		failAfterReady(fmt.Errorf("expected EXEC_GO from the parent, got %s", t))
+	}
+	if a := p.CPUAffinity; a != nil && len(a.Final) > 0 {
+		if err := setAffinity("process.execCPUAffinity.final", a.Final); err != nil {
+			failAfterReady(err)
+		}
+	}
 }
