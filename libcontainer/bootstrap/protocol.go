@@ -53,6 +53,7 @@
 // 5-6x: after PID, nsexec's forked child sets the process up in C and
 // sends READY (or ERROR) itself, then execs it; it is born in (or moved
 // before step 1 into) the container's cgroups, as it never starts Go.
+//
 //	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
 //
