@@ -18,7 +18,7 @@ func fullPlan() *bootstrap.ExecPlan {
 			{Type: 7, Index: 0, Soft: 1024, Hard: 4096},
 			{Type: 0, Index: 2, Soft: ^uint64(0), Hard: ^uint64(0)},
 		},
-		Caps: bootstrap.PlanCaps{Bounding: 0x20, Effective: 0x20, Permitted: 0x20, Inheritable: 1, Ambient: 0, LastCap: 40},
+		Caps:       bootstrap.PlanCaps{Bounding: 0x20, Effective: 0x20, Permitted: 0x20, Inheritable: 1, Ambient: 0, LastCap: 40},
 		NoNewPrivs: true, Seccomp: make([]byte, 8*5), SeccompFlags: 2,
 	}
 }
