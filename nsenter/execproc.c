@@ -319,6 +319,9 @@ void husk_exec_process(struct husk_exec_plan *p, int initpipe)
 	if (p->fill_home)
 		fill_home(p);
 	path = look_path(p);
+	/* The last log line: after READY the parent may be gone (exec -d),
+	 * and a write to its closed log pipe would kill us with SIGPIPE. */
+	husk_logf("debug", "execve \"%s\" (set up in C, without Go)", path);
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		husk_fail("send READY: %s", errtext(errno));
 	close(initpipe);
@@ -326,7 +329,6 @@ void husk_exec_process(struct husk_exec_plan *p, int initpipe)
 		dprintf(STDERR_FILENO, "husk init: " SECCOMP_ERR "\n", p->seccomp_flags, errtext(errno));
 		_exit(1);
 	}
-	husk_logf("debug", "execve \"%s\" (set up in C, without Go)", path);
 	execve(path, p->argv, p->envp);
 	dprintf(STDERR_FILENO, "husk init: exec \"%s\": %s\n", path, errtext(errno));
 	_exit(127);
