@@ -145,7 +145,6 @@ func startInit(r *initRequest) (int, error) {
 	if err := r.join(pid); err != nil {
 		return pid, err
 	}
-	trace.Mark("cgroups")
 	if err := bootstrap.Send(sock, bootstrap.SyncExecGo, nil); err != nil {
 		return pid, initGone("init", err)
 	}

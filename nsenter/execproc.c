@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "execproc.h"
@@ -46,6 +47,36 @@ static const char *errtext(int err)
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
 		buf[0] += 'a' - 'A';
 	return buf;
+}
+
+/* ---- trace marks (libcontainer/trace: one JSON record per phase) ------- */
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* mark records that phase ended now, when the parent passed a trace file. */
+static void mark(const char *phase)
+{
+	static long long last;
+	const char *env = getenv("_HUSK_TRACE_FD");
+	long long t = now_ns();
+	char rec[256];
+	int n;
+
+	if (!last)
+		last = t;
+	if (phase && env && *env) {
+		n = snprintf(rec, sizeof(rec), "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n",
+			     t, getpid(), phase, (t - last) / 1e6);
+		if (write(atoi(env), rec, n) < 0)
+			last = t; /* best effort */
+	}
+	last = t;
 }
 
 /* ---- fds ------------------------------------------------------------- */
@@ -99,6 +130,8 @@ static void reset_affinity(void)
 	if (sched_setaffinity(0, sizeof(all), &all) < 0)
 		husk_fail("reset the CPU affinity inherited from husk's caller: sched_setaffinity: %s",
 			  errtext(errno));
+	if (getenv(HUSK_ENV_LOGPIPE) && sched_getaffinity(0, sizeof(all), &all) == 0)
+		husk_logf("debug", "CPU affinity set to the cgroup's CPUs: %d CPUs", CPU_COUNT(&all));
 }
 
 static void set_rlimits(const struct husk_exec_plan *p)
@@ -308,10 +341,13 @@ void husk_exec_process(struct husk_exec_plan *p, int initpipe)
 	int late = p->filter && p->no_new_privs, cwd_done;
 	const char *path;
 
+	mark(NULL);
 	reset_affinity();
 	set_rlimits(p);
 	if (p->filter && !late && load_seccomp(p) < 0)
 		husk_fail(SECCOMP_ERR, p->seccomp_flags, errtext(errno));
+	if (p->filter && !late)
+		husk_logf("debug", "seccomp filter loaded: %zu instructions, flags 0x%x", p->n_filter, p->seccomp_flags);
 	cwd_done = chdir_before_user(p->cwd);
 	set_credentials(p);
 	if (!cwd_done && chdir(p->cwd) < 0)
@@ -321,10 +357,15 @@ void husk_exec_process(struct husk_exec_plan *p, int initpipe)
 	path = look_path(p);
 	/* The last log line: after READY the parent may be gone (exec -d),
 	 * and a write to its closed log pipe would kill us with SIGPIPE. */
+	if (late) /* it cannot log once it is in: no syscall but execve */
+		husk_logf("debug", "seccomp filter loaded last, right before execve: %zu instructions, flags 0x%x",
+			  p->n_filter, p->seccomp_flags);
 	husk_logf("debug", "execve \"%s\" (set up in C, without Go)", path);
+	mark("ready");
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		husk_fail("send READY: %s", errtext(errno));
 	close(initpipe);
+	mark("execve");
 	if (late && load_seccomp(p) < 0) {
 		dprintf(STDERR_FILENO, "husk init: " SECCOMP_ERR "\n", p->seccomp_flags, errtext(errno));
 		_exit(1);

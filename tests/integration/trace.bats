@@ -61,10 +61,17 @@ check_trace() {
 	[ "$(echo $output)" = "main spawn cgroups nsexec container exit" ] || fail "exec: $(echo $output)"
 	run -0 phases "$trace" delete
 	[ "$(echo $output)" = "main exit" ] || fail "delete: $(echo $output)"
-	# The exec's init: its config, READY and execve.
+	# The exec's init: set up in C (no Go boot, no config), READY and
+	# execve; through the Go init (HUSK_EXEC_PATH=go), its config too.
 	run -0 jq -r -s 'map(select(.proc == "init")) | group_by(.pid) | map(map(.phase) | join(" ")) | .[]' "$trace"
 	assert_contains "$output" "main config rootfs hooks setup ready"
-	assert_contains "$output" "main config ready execve"
+	grep -qx "ready execve" <<<"$output" || fail "the exec's init: $output"
+	set_args sleep 100
+	id="$(new_id)"
+	run_bg "$id"
+	HUSK_TRACE="$TEST_DIR/go.json" HUSK_EXEC_PATH=go husk exec "$id" true
+	run -0 phases "$TEST_DIR/go.json" init
+	[ "$(echo $output)" = "main config ready execve" ] || fail "the Go init of an exec: $(echo $output)"
 }
 
 @test "trace: off without HUSK_TRACE or --debug; --debug logs each phase with its ms" {
