@@ -600,7 +600,6 @@ $output"
 			fi
 			[ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "path '$path': not one line: $stderr"
 			assert_contains "$stderr" pids.max
-			echo "# path '$path': $stderr" >&3
 			[[ "$stderr" != *goroutine* && "$stderr" != *pthread_create* ]] || fail "a Go crash: $stderr"
 		done
 	done
