@@ -1,13 +1,16 @@
 package nsenter
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/caps"
 )
 
 func fullPlan() *bootstrap.ExecPlan {
@@ -86,5 +89,52 @@ func TestExecPlanMalformed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got error %v, want one containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestExecPlanRunsTheProcess runs a plan through nsexec (the re-executed
+// test binary, no namespaces): the process is set up in C and exec'd, as
+// the plan says, and a failure before READY is an ERROR in the Go init's
+// words.
+func TestExecPlanRunsTheProcess(t *testing.T) {
+	last, err := caps.LastCap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "$A $HOME $(id -u):$(id -g) $(umask) $(pwd)" >&2; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status >&2`
+	plan := &bootstrap.ExecPlan{
+		Args: []string{"sh", "-c", script}, Env: []string{"A=1", "PATH=/nope:/usr/bin:/bin", "HOME="}, FillHome: true,
+		Cwd: "/tmp", UID: 65534, GID: 65534, Umask: 0o077, NoNewPrivs: true,
+		Caps: bootstrap.PlanCaps{Bounding: 1 << 5, LastCap: uint32(last)},
+	}
+	p := startInit(t, (&bootstrap.Message{Plan: plan}).Encode())
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	p.recv(bootstrap.SyncReady)
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
+		t.Fatalf("the process: %v, status %v (stderr %q)", err, ws, p.stderrText())
+	}
+	p.pid = 0
+	out := p.stderrText()
+	home := "/" // of uid 65534, from the host's /etc/passwd (no mount namespace here)
+	if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Split(line, ":"); len(f) >= 6 && f[2] == "65534" && f[5] != "" {
+				home = f[5]
+				break
+			}
+		}
+	}
+	for _, want := range []string{"1 " + home + " 65534:65534 0077 /tmp\n", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000020", "NoNewPrivs:\t1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the process's output %q", want, out)
+		}
+	}
+
+	plan.Args = []string{"no-such-binary"}
+	p = startInit(t, (&bootstrap.Message{Plan: plan}).Encode())
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	if msg := string(p.recv(bootstrap.SyncError)); msg != `exec: "no-such-binary": executable file not found in $PATH` {
+		t.Errorf("error %q", msg)
 	}
 }
