@@ -6,8 +6,10 @@
  * then setns each (a joined user namespace between the others: see
  * join_namespaces), unshares a user namespace (the parent writes its id
  * maps) and then the others, and forks: the first process sends the
- * child's pid and exits, the child returns into Go. fork(2), never a raw
- * clone(2): Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
+ * child's pid and exits, the child returns into Go, or, when the message
+ * carries an exec's plan, sets the process up in C and execs it without
+ * ever starting Go (execproc.c). fork(2), never a raw clone(2): Go >= 1.22
+ * aborts on a cloned process's glibc state (runc #4233).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
  * (stderr if that fails) and exits 1. Each step is logged by debugf to the
@@ -311,11 +313,10 @@ void husk_nsexec(void)
 	if (b.plan && husk_parse_exec_plan(b.plan, b.plan_len, &plan, err, sizeof(err)) < 0)
 		die("bootstrap message: EXEC_PLAN: %s", err);
 	plan_given = b.plan != NULL;
+	if ((is_exec() || plan_given) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
 	if (plan_given)
 		husk_close_stray_fds(initpipe); /* /proc is still the runtime's */
-
-	if (is_exec() && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
 	if (b.oom_score_adj)
 		write_file("/proc/self/oom_score_adj", b.oom_score_adj, "OOM_SCORE_ADJ");
 	if ((b.clone_flags & CLONE_NEWTIME) && b.timens_offsets) {

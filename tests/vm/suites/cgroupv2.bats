@@ -250,7 +250,7 @@ tracefs() {
 	# Both exec paths: the C one (nsexec sets the process up, born in the
 	# cgroup by clone3) and the Go init (HUSK_EXEC_PATH=go: it runs
 	# outside the cgroup, moved in right before execve). Forkers race for
-	# the last pids meanwhile. About 30 s under TCG.
+	# the last pids meanwhile. About 30 s under TCG on an idle host.
 	local id n path
 	id="$(new_id)"
 	update_config '.linux.resources.pids = {"limit": 5}'
@@ -269,7 +269,7 @@ tracefs() {
 	(
 		while [ ! -e "$TEST_DIR/stop" ]; do
 			husk exec -d "$id" sh -c 'while :; do sleep 0.3 & done' </dev/null >/dev/null 2>&1 3>&- || true
-			sleep 0.2
+			sleep 0.5
 		done
 	) &
 	local forker=$! i
