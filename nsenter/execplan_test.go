@@ -138,3 +138,15 @@ func TestExecPlanRunsTheProcess(t *testing.T) {
 		t.Errorf("error %q", msg)
 	}
 }
+
+func FuzzParseExecPlan(f *testing.F) {
+	f.Add((&bootstrap.Message{Plan: fullPlan()}).Encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParseExecPlan(b)
+		if err == nil && p != nil {
+			if _, err := ParseExecPlan((&bootstrap.Message{Plan: p}).Encode()); err != nil {
+				t.Errorf("re-encoded %+v: %v", p, err)
+			}
+		}
+	})
+}
