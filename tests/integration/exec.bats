@@ -565,16 +565,18 @@ $output"
 	done
 }
 
-@test "exec: what the C path leaves to the Go init still works: ioPriority, execCPUAffinity, personality" {
+@test "exec: what the C path leaves to the Go init still works: scheduler, ioPriority, execCPUAffinity, personality" {
 	update_config '.linux.personality = {"domain": "LINUX32"}'
 	start_sleeper
-	jq '.process | .args = ["sh", "-c", "uname -m; grep Cpus_allowed_list /proc/self/status"]
+	jq '.process | .args = ["sh", "-c", "uname -m; grep Cpus_allowed_list /proc/self/status; grep ^policy /proc/self/sched"]
 		| .ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 3}
+		| .scheduler = {"policy": "SCHED_BATCH", "nice": 5}
 		| .execCPUAffinity = {"final": "0"}' "$BUNDLE/config.json" >"$TEST_DIR/p.json"
 	exec_log "" --process "$TEST_DIR/p.json" "$ID"
 	[ "$status" -eq 0 ] || fail "exec: $stderr"
 	grep -q 'the Go init sets the process up' "$TEST_DIR/exec.log" || fail "not the Go init: $(cat "$TEST_DIR/exec.log")"
 	assert_contains "$output" "i686" "Cpus_allowed_list:	0"
+	[[ "$output" =~ policy[[:space:]]+:[[:space:]]+3 ]] || fail "not SCHED_BATCH (3): $output"
 }
 
 @test "exec: into a container whose pids.max leaves a few pids, with a forker racing: works or fails in one line naming pids.max, both paths" {
