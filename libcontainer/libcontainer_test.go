@@ -15,6 +15,7 @@ func TestCheckID(t *testing.T) {
 	for id, ok := range map[string]bool{
 		"abc": true, "a-b_c.d+e": true, "x1": true,
 		"": false, ".": false, "..": false, "a/b": false, "a b": false, "../x": false,
+		"ABC_09": true, "...": true, "é": false, "a\x00": false, "a:b": false, "a\nb": false,
 	} {
 		if err := checkID(id); (err == nil) != ok {
 			t.Errorf("checkID(%q) = %v, want ok=%v", id, err, ok)

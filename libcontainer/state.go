@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/atomicfile"
@@ -36,17 +35,30 @@ const (
 	fifoName  = "exec.fifo"
 )
 
-var idPattern = regexp.MustCompile(`^[\w+\-.]+$`)
-
 // checkID refuses ids that are not safe as one path element.
 func checkID(id string) error {
 	if id == "" {
 		return fmt.Errorf("container id: must not be empty")
 	}
-	if !idPattern.MatchString(id) || id == "." || id == ".." {
+	if !idChars(id) || id == "." || id == ".." {
 		return fmt.Errorf("container id: invalid %q (letters, digits, '_', '+', '-' and '.' only)", id)
 	}
 	return nil
+}
+
+// idChars reports whether id is made only of ASCII letters, digits, '_',
+// '+', '-' and '.' (a loop, not a regexp: a package-level regexp is
+// compiled in every husk process).
+func idChars(id string) bool {
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c == '_', c == '+', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // lockDir takes an exclusive flock on dir, serialising commands on one
