@@ -145,3 +145,19 @@ func TestCreateStateOnce(t *testing.T) {
 		t.Errorf("files left: %v", entries)
 	}
 }
+
+func TestPasswdName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "passwd")
+	data := "root:x:0:0:root:/root:/bin/sh\n+nis::1000::::\nbad line\nalice:x:1000:1000::/home/alice:/bin/sh\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for uid, want := range map[string]string{"0": "root", "1000": "alice", "5": ""} {
+		if got, ok := passwdName(path, uid); got != want || ok != (want != "") {
+			t.Errorf("uid %s: %q %v, want %q", uid, got, ok, want)
+		}
+	}
+	if _, ok := passwdName(filepath.Join(t.TempDir(), "none"), "0"); ok {
+		t.Error("a missing file gave a name")
+	}
+}
