@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,7 +135,7 @@ func TestCreateStateOnce(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("state.json: %v, %v", fi, err)
 	}
-	out, err := loadState(dir)
+	out, err := loadState(dir, false)
 	if err != nil || out.Bundle != "/b" || out.Config.Rootfs != "/b/rootfs" {
 		t.Errorf("loaded %+v, %v", out, err)
 	}
@@ -159,5 +160,71 @@ func TestPasswdName(t *testing.T) {
 	}
 	if _, ok := passwdName(filepath.Join(t.TempDir(), "none"), "0"); ok {
 		t.Error("a missing file gave a name")
+	}
+}
+
+// A partial load has everything a full one has but the config's process,
+// mounts, devices and seccomp, and its state cannot be saved.
+func TestLoadLifecycleIsPartialLoad(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "c1")
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	adj := 5
+	cfg := &configs.Config{
+		OCIVersion: "1.2.0", Rootfs: "/b/rootfs", ID: "c1", Bundle: "/b",
+		Namespaces:  []configs.Namespace{{Type: configs.NEWPID}, {Type: configs.NEWNET, Path: "/run/netns/x"}},
+		Process:     &configs.Process{Args: []string{"sh"}, OomScoreAdj: &adj},
+		Mounts:      []*configs.Mount{{Destination: "/proc", Device: "proc"}},
+		Devices:     []*configs.Device{{Path: "/dev/null"}},
+		Seccomp:     &configs.Seccomp{},
+		Hooks:       configs.Hooks{configs.Poststop: {{Path: "/bin/true", Args: []string{"true"}}}},
+		Annotations: map[string]string{"a": "b"},
+		Cgroup:      &configs.Cgroup{Path: "/husk/c1", Systemd: true, ScopePrefix: "husk", Name: "c1"},
+		NetDevices:  map[string]configs.NetDevice{"eth1": {Name: "eth9"}},
+	}
+	in := &State{OCIVersion: "1.2.0", ID: "c1", InitPid: 1, InitStart: 2, Bundle: "/b", Rootfs: "/b/rootfs",
+		Owner: "root", Annotations: map[string]string{"a": "b"}, Config: cfg,
+		CgroupPaths: map[string]string{"freezer": "/x"}}
+	if err := saveState(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Load(root, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Close()
+	c, err := LoadLifecycle(root, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := *full.State.Config
+	want.Process, want.Mounts, want.Devices, want.Seccomp = nil, nil, nil, nil
+	if !reflect.DeepEqual(c.State.Config, &want) {
+		t.Errorf("partial config\n%+v\nwant\n%+v", c.State.Config, &want)
+	}
+	st, wantSt := *c.State, *full.State
+	st.Config, wantSt.Config, st.partial = nil, nil, false
+	if !reflect.DeepEqual(st, wantSt) {
+		t.Errorf("partial state\n%+v\nwant\n%+v", st, wantSt)
+	}
+	if err := saveState(dir, c.State); err == nil {
+		t.Error("a partial state was saved")
+	}
+	// A value of the wrong type outside the skipped parts fails as before.
+	for _, bad := range []string{`{"config":{"namespaces":5}}`, `{"config":5}`, `{"init_pid":"x"}`, `{"config":{"cgroup":{"path":1}}}`} {
+		if err := decodePartial([]byte(bad), &State{}); err == nil {
+			t.Errorf("%s: decoded", bad)
+		}
+	}
+	var s State
+	if err := decodePartial([]byte(`{"config":{}}`), &s); err != nil || s.Config == nil {
+		t.Errorf(`"config":{} gave %+v, %v`, s.Config, err)
+	}
+	s = State{}
+	if err := decodePartial([]byte(`{"config":null}`), &s); err != nil || s.Config != nil {
+		t.Errorf(`"config":null gave %+v, %v`, s.Config, err)
 	}
 }

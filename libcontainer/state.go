@@ -28,6 +28,10 @@ type State struct {
 	// CgroupPaths are the container's cgroup directories (controller ->
 	// path, "" for the unified hierarchy), recorded before init starts.
 	CgroupPaths map[string]string `json:"cgroup_paths,omitempty"`
+
+	// partial: Config was loaded without its process, mounts, devices
+	// and seccomp (see LoadLifecycle); such a state is never saved.
+	partial bool
 }
 
 const (
@@ -84,6 +88,9 @@ func lockDir(dir string) (*os.File, error) {
 // saveState writes state.json atomically: a reader sees the old or the
 // new file, never half of one.
 func saveState(dir string, s *State) error {
+	if s.partial {
+		return fmt.Errorf("internal error: state of %s loaded in part, not saved", s.ID)
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -121,16 +128,67 @@ func createState(dir string, s *State) error {
 	return nil
 }
 
-func loadState(dir string) (*State, error) {
+func loadState(dir string, partial bool) (*State, error) {
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
 		return nil, err
 	}
 	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
+	if partial {
+		err = decodePartial(data, &s)
+	} else {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
 	}
 	return &s, nil
+}
+
+// Why a partial load: encoding/json, the first time it meets a struct
+// type, builds the encoders of every type reachable from it (even to
+// decode), and from configs.Config that is most of husk's types: the
+// decode of state.json was about a third of the CPU of `husk state`,
+// start, kill and delete. These commands read only the config's hooks,
+// namespaces, network devices and cgroup; the process, mounts, devices
+// and seccomp (exec's business) are skipped unread, so neither their
+// values nor their types are decoded. (A damaged value in a skipped part
+// is found by the next exec, not by these commands.)
+
+// skipped is a config part a partial load does not decode.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
+// partialConfig is configs.Config without the parts a lifecycle command
+// does not read.
+type partialConfig struct {
+	*configs.Config
+	Process skipped `json:"process"`
+	Mounts  skipped `json:"mounts,omitempty"`
+	Devices skipped `json:"devices,omitempty"`
+	Seccomp skipped `json:"seccomp,omitempty"`
+}
+
+// partialState is State with its Config decoded as a partialConfig.
+type partialState struct {
+	*State
+	Config *partialConfig `json:"config"`
+}
+
+func decodePartial(data []byte, s *State) error {
+	p := partialState{State: s}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Config != nil {
+		if p.Config.Config == nil { // "config": {} sets no field
+			p.Config.Config = &configs.Config{}
+		}
+		s.Config = p.Config.Config
+	}
+	s.partial = true
+	return nil
 }
 
 // WritePidFile writes pid to path atomically, as containerd expects.
