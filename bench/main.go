@@ -8,6 +8,7 @@
 //   - 50 containers run to exit in parallel (wall and CPU time);
 //   - peak RSS of the create process and of the container's init;
 //   - binary size, and the syscalls of one run (strace -f -c);
+//   - for husk, its Go package initialisers: how many, and their time;
 //
 // then husk's own time per phase of a run, from its trace (HUSK_TRACE),
 // next to the measured run-to-exit it must add up to.
@@ -137,7 +138,7 @@ func run(o options) error {
 	fmt.Printf("bundle %s: %d warm-up + %d timed rounds per runtime, interleaved\n", bundle, o.warmup, o.n)
 
 	b := &bench{o: o, bundle: bundle, work: work, runtimes: runtimes}
-	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.syscalls}
+	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.goInits, b.syscalls}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

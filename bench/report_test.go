@@ -110,3 +110,13 @@ func TestTrimmedMean(t *testing.T) {
 		t.Errorf("mean of none = %v", got)
 	}
 }
+
+func TestInitTrace(t *testing.T) {
+	out := "husk version x\ninit internal/bytealg @0.004 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"init runtime @0.022 ms, 0.25 ms clock, 0 bytes, 0 allocs\n" +
+		"init main @1.9 ms, 0.05 ms clock, 11600 bytes, 53 allocs\nnot a line\n"
+	n, ms := initTrace([]byte(out))
+	if n != 3 || ms < 0.2999 || ms > 0.3001 {
+		t.Errorf("initTrace = %d, %v; want 3, 0.3", n, ms)
+	}
+}

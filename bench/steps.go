@@ -27,6 +27,8 @@ const (
 	valInitRSS  = "peak RSS of init (VmHWM), MiB"
 	valBinary   = "binary size, MB"
 	valSyscalls = "syscalls of one run (strace -f -c)"
+	valInits    = "Go package initialisers per process"
+	valInitMs   = "time in package initialisers, ms"
 )
 
 // bench is one benchmark run: its options, bundle and runtimes.
