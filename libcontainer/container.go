@@ -36,8 +36,8 @@ func Load(root, id string) (*Container, error) {
 
 // LoadLifecycle is Load for the commands that read the container's state
 // but not its process: start, state, kill, delete, pause and resume. Its
-// Config lacks the process, mounts, devices and seccomp (cheaper to
-// decode, see decodePartial), and its state is never saved.
+// Config lacks the process, mounts, devices, seccomp and cgroup limits
+// (cheaper to decode, see decodePartial), and its state is never saved.
 func LoadLifecycle(root, id string) (*Container, error) {
 	return load(root, id, true)
 }

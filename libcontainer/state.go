@@ -150,9 +150,10 @@ func loadState(dir string, partial bool) (*State, error) {
 // decode), and from configs.Config that is most of husk's types: the
 // decode of state.json was about a third of the CPU of `husk state`,
 // start, kill and delete. These commands read only the config's hooks,
-// namespaces, network devices and cgroup; the process, mounts, devices
-// and seccomp (exec's business) are skipped unread, so neither their
-// values nor their types are decoded. (A damaged value in a skipped part
+// namespaces, network devices and the cgroup's paths and names; the
+// process, mounts, devices and seccomp (exec's business) and the cgroup
+// limits (update's) are skipped unread, so neither their values nor
+// their types are decoded. (A damaged value in a skipped part
 // is found by the next exec, not by these commands.)
 
 // skipped is a config part a partial load does not decode.
@@ -164,10 +165,20 @@ func (*skipped) UnmarshalJSON([]byte) error { return nil }
 // does not read.
 type partialConfig struct {
 	*configs.Config
-	Process skipped `json:"process"`
-	Mounts  skipped `json:"mounts,omitempty"`
-	Devices skipped `json:"devices,omitempty"`
-	Seccomp skipped `json:"seccomp,omitempty"`
+	Process skipped        `json:"process"`
+	Mounts  skipped        `json:"mounts,omitempty"`
+	Devices skipped        `json:"devices,omitempty"`
+	Seccomp skipped        `json:"seccomp,omitempty"`
+	Cgroup  *partialCgroup `json:"cgroup,omitempty"`
+}
+
+// partialCgroup is the cgroup config without its resources: a lifecycle
+// command finds the cgroups by their recorded paths and the driver's
+// names (systemd unit), and never reads the limits (update does, with a
+// full load).
+type partialCgroup struct {
+	*configs.Cgroup
+	Resources skipped `json:"resources"`
 }
 
 // partialState is State with its Config decoded as a partialConfig.
@@ -186,6 +197,12 @@ func decodePartial(data []byte, s *State) error {
 			p.Config.Config = &configs.Config{}
 		}
 		s.Config = p.Config.Config
+		if cg := p.Config.Cgroup; cg != nil {
+			if cg.Cgroup == nil {
+				cg.Cgroup = &configs.Cgroup{}
+			}
+			s.Config.Cgroup = cg.Cgroup
+		}
 	}
 	s.partial = true
 	return nil
