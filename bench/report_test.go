@@ -93,6 +93,9 @@ func TestStraceTotal(t *testing.T) {
 	if n, err := straceTotal([]byte(out)); err != nil || n != 353 {
 		t.Errorf("straceTotal = %d, %v; want 353", n, err)
 	}
+	if n := straceCalls([]byte(out), "futex", "nanosleep"); n != 30 {
+		t.Errorf("straceCalls = %d, want 30", n)
+	}
 	if _, err := straceTotal([]byte("nothing")); err == nil {
 		t.Error("no total line: no error")
 	}
