@@ -9,13 +9,13 @@ import (
 // goInits counts, for each husk build, the Go package initialisers one
 // husk process runs and the time they take (GODEBUG=inittrace=1 on
 // `husk --version`; every husk process, `husk init` included, runs the
-// same ones), median of 5. runc and crun get none.
+// same ones), median of 21. runc and crun get none.
 func (b *bench) goInits() error {
 	for _, r := range b.runtimes {
 		if r.name != "husk" && r.name != "husk-base" {
 			continue
 		}
-		for i := 0; i < 5; i++ {
+		for i := 0; i < 21; i++ {
 			cmd := exec.Command(r.bin, "--version")
 			cmd.Env = []string{"GODEBUG=inittrace=1"}
 			var stderr bytes.Buffer
