@@ -96,7 +96,7 @@ security: husk test-deps
 # Each fuzz target for FUZZTIME (invariants: no panic, no hang, errors
 # that name a field). Seeds live in each package's testdata/fuzz/.
 FUZZTIME    ?= 20s
-FUZZ_TARGETS := ./specconv:FuzzConfig ./specconv:FuzzProcess \
+FUZZ_TARGETS := ./specconv:FuzzConfig ./specconv:FuzzProcess ./specconv:FuzzDecodeLayered \
 	./libcontainer:FuzzLoadState ./nsenter:FuzzParseBootstrap
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

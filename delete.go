@@ -21,7 +21,7 @@ var deleteCommand = &cli.Command{
 			return err
 		}
 		root := cmd.Root().String("root")
-		c, err := libcontainer.Load(root, id)
+		c, err := libcontainer.LoadLifecycle(root, id)
 		if errors.Is(err, libcontainer.ErrNotExist) && cmd.Bool("force") {
 			// Like runc: nothing to delete is fine with --force, and a
 			// create killed before it saved its state leaves a bare dir

@@ -31,7 +31,7 @@ var killCommand = &cli.Command{
 				return err
 			}
 		}
-		c, err := libcontainer.Load(cmd.Root().String("root"), args[0])
+		c, err := libcontainer.LoadLifecycle(cmd.Root().String("root"), args[0])
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
@@ -74,6 +75,7 @@ func main() {
 		// Errors are printed once, by main.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
+	app.Commands = commandsFor(app, os.Args)
 	err := app.Run(context.Background(), os.Args)
 	trace.Mark("exit")
 	var code exitCode
@@ -89,6 +91,42 @@ func main() {
 		reportError(err)
 		os.Exit(1)
 	}
+}
+
+// commandsFor is the one command args names, when it names one: the cli
+// prepares every registered command and flag before it parses (help
+// flags, defaults, categories), about 0.3 ms of every husk process for
+// the 17 it does not run. Otherwise (no command, help, an unknown word,
+// a "--") it is all of them, so help and errors are the cli's own.
+func commandsFor(app *cli.Command, args []string) []*cli.Command {
+	takesValue := map[string]bool{}
+	for _, f := range app.Flags {
+		if v, ok := f.(interface{ TakesValue() bool }); ok && v.TakesValue() {
+			for _, n := range f.Names() {
+				takesValue[n] = true
+			}
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" {
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] {
+				i++ // the flag's value
+			}
+			continue
+		}
+		for _, c := range app.Commands {
+			if c.Name == a && len(c.Aliases) == 0 {
+				return []*cli.Command{c}
+			}
+		}
+		break
+	}
+	return app.Commands
 }
 
 // logFile is the --log file, if one was given.

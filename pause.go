@@ -12,7 +12,7 @@ var pauseCommand = &cli.Command{
 	Usage:     "freeze every process of a container (cgroup freezer)",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		return withContainer(cmd, (*libcontainer.Container).Pause)
+		return withContainerLifecycle(cmd, (*libcontainer.Container).Pause)
 	},
 }
 
@@ -21,6 +21,6 @@ var resumeCommand = &cli.Command{
 	Usage:     "thaw a paused container",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		return withContainer(cmd, (*libcontainer.Container).Resume)
+		return withContainerLifecycle(cmd, (*libcontainer.Container).Resume)
 	},
 }

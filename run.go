@@ -55,7 +55,7 @@ var runCommand = &cli.Command{
 		}
 		code := w.Wait(pid)
 		trace.Mark("container")
-		c, err = libcontainer.Load(cmd.Root().String("root"), c.ID)
+		c, err = libcontainer.LoadLifecycle(cmd.Root().String("root"), c.ID)
 		switch {
 		case errors.Is(err, libcontainer.ErrNotExist):
 			// Deleted by someone else while we waited.

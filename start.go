@@ -12,6 +12,6 @@ var startCommand = &cli.Command{
 	Usage:     "run the process of a created container",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		return withContainer(cmd, (*libcontainer.Container).Start)
+		return withContainerLifecycle(cmd, (*libcontainer.Container).Start)
 	},
 }

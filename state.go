@@ -15,7 +15,7 @@ var stateCommand = &cli.Command{
 	Usage:     "print a container's state as JSON",
 	ArgsUsage: "<container-id>",
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		return withContainer(cmd, func(c *libcontainer.Container) error {
+		return withContainerLifecycle(cmd, func(c *libcontainer.Container) error {
 			// runc's fields, then husk's CNI attachment if there is one.
 			data, err := json.MarshalIndent(struct {
 				libcontainer.Summary

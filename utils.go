@@ -32,11 +32,22 @@ func exactlyID(cmd *cli.Command) (string, error) {
 // withContainer loads the container named by the command's one argument
 // and runs do on it, holding its lock.
 func withContainer(cmd *cli.Command, do func(*libcontainer.Container) error) error {
+	return withLoaded(cmd, libcontainer.Load, do)
+}
+
+// withContainerLifecycle is withContainer for start, state, pause and
+// resume, which do not read the container's process (see
+// libcontainer.LoadLifecycle).
+func withContainerLifecycle(cmd *cli.Command, do func(*libcontainer.Container) error) error {
+	return withLoaded(cmd, libcontainer.LoadLifecycle, do)
+}
+
+func withLoaded(cmd *cli.Command, load func(root, id string) (*libcontainer.Container, error), do func(*libcontainer.Container) error) error {
 	id, err := exactlyID(cmd)
 	if err != nil {
 		return err
 	}
-	c, err := libcontainer.Load(cmd.Root().String("root"), id)
+	c, err := load(cmd.Root().String("root"), id)
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,9 @@ func summary(rs []*runtime) []line {
 	pick(valInitRSS, "%.1f", value(valInitRSS))
 	pick(valBinary, "%.1f", value(valBinary))
 	pick(valSyscalls, "%.0f", value(valSyscalls))
+	pick(valSyscallsOwn, "%.0f", value(valSyscallsOwn))
+	pick(valInits, "%.0f", value(valInits))
+	pick(valInitMs, "%.2f", value(valInitMs))
 	return out
 }
 

@@ -93,6 +93,9 @@ func TestStraceTotal(t *testing.T) {
 	if n, err := straceTotal([]byte(out)); err != nil || n != 353 {
 		t.Errorf("straceTotal = %d, %v; want 353", n, err)
 	}
+	if n := straceCalls([]byte(out), "futex", "nanosleep"); n != 30 {
+		t.Errorf("straceCalls = %d, want 30", n)
+	}
 	if _, err := straceTotal([]byte("nothing")); err == nil {
 		t.Error("no total line: no error")
 	}
@@ -108,5 +111,15 @@ func TestTrimmedMean(t *testing.T) {
 	}
 	if got := mean(nil); got != 0 {
 		t.Errorf("mean of none = %v", got)
+	}
+}
+
+func TestInitTrace(t *testing.T) {
+	out := "husk version x\ninit internal/bytealg @0.004 ms, 0 ms clock, 0 bytes, 0 allocs\n" +
+		"init runtime @0.022 ms, 0.25 ms clock, 0 bytes, 0 allocs\n" +
+		"init main @1.9 ms, 0.05 ms clock, 11600 bytes, 53 allocs\nnot a line\n"
+	n, ms := initTrace([]byte(out))
+	if n != 3 || ms < 0.2999 || ms > 0.3001 {
+		t.Errorf("initTrace = %d, %v; want 3, 0.3", n, ms)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +28,11 @@ const (
 	valInitRSS  = "peak RSS of init (VmHWM), MiB"
 	valBinary   = "binary size, MB"
 	valSyscalls = "syscalls of one run (strace -f -c)"
+	// The same without the Go runtime's thread parking and sysmon's naps,
+	// which grow with the machine's load (and strace's own slowdown).
+	valSyscallsOwn = "syscalls of one run without futex, nanosleep"
+	valInits       = "Go package initialisers per process"
+	valInitMs      = "time in package initialisers, ms"
 )
 
 // bench is one benchmark run: its options, bundle and runtimes.
@@ -257,9 +263,25 @@ func (b *bench) syscalls() error {
 				return fmt.Errorf("strace %s: %w", r.name, err)
 			}
 			r.addValue(valSyscalls, float64(n))
+			r.addValue(valSyscallsOwn, float64(n-straceCalls(data, "futex", "nanosleep", "clock_nanosleep", "sched_yield")))
 		}
 	}
 	return nil
+}
+
+// straceCalls sums the call counts strace -c gives the named syscalls.
+func straceCalls(data []byte, names ...string) int {
+	n := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) < 5 || !slices.Contains(names, string(f[len(f)-1])) {
+			continue
+		}
+		if c, err := strconv.Atoi(string(f[3])); err == nil {
+			n += c
+		}
+	}
+	return n
 }
 
 // straceTotal is the call count of strace -c's "total" line.

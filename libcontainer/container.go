@@ -31,6 +31,18 @@ type Container struct {
 
 // Load opens and locks the container id under root.
 func Load(root, id string) (*Container, error) {
+	return load(root, id, false)
+}
+
+// LoadLifecycle is Load for the commands that read the container's state
+// but not its process: start, state, kill, delete, pause and resume. Its
+// Config lacks the process, mounts, devices, seccomp and cgroup limits
+// (cheaper to decode, see decodePartial), and its state is never saved.
+func LoadLifecycle(root, id string) (*Container, error) {
+	return load(root, id, true)
+}
+
+func load(root, id string, partial bool) (*Container, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -42,7 +54,7 @@ func Load(root, id string) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := loadState(dir)
+	st, err := loadState(dir, partial)
 	if err != nil {
 		lock.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -237,7 +249,7 @@ func List(root string) ([]Summary, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		st, err := loadState(dir)
+		st, err := loadState(dir, true)
 		if err != nil {
 			continue
 		}

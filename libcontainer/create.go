@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/cni"
@@ -124,7 +125,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	}
 	// Saved before anything joins the cgroups: if husk dies mid-create,
 	// delete --force finds them here.
-	if err := saveState(c.dir, c.State); err != nil {
+	if err := createState(c.dir, c.State); err != nil {
 		return err
 	}
 	trace.Mark("prepare")
@@ -196,11 +197,31 @@ func (c *Container) undoCreate() {
 	c.Close()
 }
 
-// ownerName is the user name of the caller, as `list` shows it.
+// ownerName is the user name of the caller, as `list` shows it: from
+// /etc/passwd, as runc reads it, else from the C library's user database
+// (NSS: LDAP, sssd...), which costs a cgo call and nsswitch.conf.
 func ownerName() string {
-	uid := os.Getuid()
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+	uid := strconv.Itoa(os.Getuid())
+	if name, ok := passwdName("/etc/passwd", uid); ok {
+		return name
+	}
+	if u, err := user.LookupId(uid); err == nil {
 		return u.Username
 	}
-	return "#" + strconv.Itoa(uid)
+	return "#" + uid
+}
+
+// passwdName finds uid's name in a passwd file (name:x:uid:...).
+func passwdName(path, uid string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(line, ":", 4)
+		if len(f) == 4 && f[2] == uid && f[0] != "" && !strings.HasPrefix(f[0], "+") && !strings.HasPrefix(f[0], "-") {
+			return f[0], true
+		}
+	}
+	return "", false
 }

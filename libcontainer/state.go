@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/atomicfile"
@@ -29,6 +28,10 @@ type State struct {
 	// CgroupPaths are the container's cgroup directories (controller ->
 	// path, "" for the unified hierarchy), recorded before init starts.
 	CgroupPaths map[string]string `json:"cgroup_paths,omitempty"`
+
+	// partial: Config was loaded without its process, mounts, devices
+	// and seccomp (see LoadLifecycle); such a state is never saved.
+	partial bool
 }
 
 const (
@@ -36,17 +39,30 @@ const (
 	fifoName  = "exec.fifo"
 )
 
-var idPattern = regexp.MustCompile(`^[\w+\-.]+$`)
-
 // checkID refuses ids that are not safe as one path element.
 func checkID(id string) error {
 	if id == "" {
 		return fmt.Errorf("container id: must not be empty")
 	}
-	if !idPattern.MatchString(id) || id == "." || id == ".." {
+	if !idChars(id) || id == "." || id == ".." {
 		return fmt.Errorf("container id: invalid %q (letters, digits, '_', '+', '-' and '.' only)", id)
 	}
 	return nil
+}
+
+// idChars reports whether id is made only of ASCII letters, digits, '_',
+// '+', '-' and '.' (a loop, not a regexp: a package-level regexp is
+// compiled in every husk process).
+func idChars(id string) bool {
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c == '_', c == '+', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // lockDir takes an exclusive flock on dir, serialising commands on one
@@ -72,6 +88,9 @@ func lockDir(dir string) (*os.File, error) {
 // saveState writes state.json atomically: a reader sees the old or the
 // new file, never half of one.
 func saveState(dir string, s *State) error {
+	if s.partial {
+		return fmt.Errorf("internal error: state of %s loaded in part, not saved", s.ID)
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
@@ -79,16 +98,114 @@ func saveState(dir string, s *State) error {
 	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
 }
 
-func loadState(dir string) (*State, error) {
+// createState writes the first state.json of a container being created,
+// straight into a new file: no temporary file and rename, since no
+// reader waits for it (Load takes the lock create holds; List skips a
+// state it cannot read, as it skips any create in progress). Creating a
+// file is one of the dearest steps of a start on ext4, which /run is on
+// hosts without a tmpfs there.
+func createState(dir string, s *State) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	path := filepath.Join(dir, stateFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600) // whatever the umask
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func loadState(dir string, partial bool) (*State, error) {
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
 		return nil, err
 	}
 	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
+	if partial {
+		err = decodePartial(data, &s)
+	} else {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
 	}
 	return &s, nil
+}
+
+// Why a partial load: encoding/json, the first time it meets a struct
+// type, builds the encoders of every type reachable from it (even to
+// decode), and from configs.Config that is most of husk's types: the
+// decode of state.json was about a third of the CPU of `husk state`,
+// start, kill and delete. These commands read only the config's hooks,
+// namespaces, network devices and the cgroup's paths and names; the
+// process, mounts, devices and seccomp (exec's business) and the cgroup
+// limits (update's) are skipped unread, so neither their values nor
+// their types are decoded. (A damaged value in a skipped part
+// is found by the next exec, not by these commands.)
+
+// skipped is a config part a partial load does not decode.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
+
+// partialConfig is configs.Config without the parts a lifecycle command
+// does not read.
+type partialConfig struct {
+	*configs.Config
+	Process skipped        `json:"process"`
+	Mounts  skipped        `json:"mounts,omitempty"`
+	Devices skipped        `json:"devices,omitempty"`
+	Seccomp skipped        `json:"seccomp,omitempty"`
+	Cgroup  *partialCgroup `json:"cgroup,omitempty"`
+}
+
+// partialCgroup is the cgroup config without its resources: a lifecycle
+// command finds the cgroups by their recorded paths and the driver's
+// names (systemd unit), and never reads the limits (update does, with a
+// full load).
+type partialCgroup struct {
+	*configs.Cgroup
+	Resources skipped `json:"resources"`
+}
+
+// partialState is State with its Config decoded as a partialConfig.
+type partialState struct {
+	*State
+	Config *partialConfig `json:"config"`
+}
+
+func decodePartial(data []byte, s *State) error {
+	p := partialState{State: s}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Config != nil {
+		if p.Config.Config == nil { // "config": {} sets no field
+			p.Config.Config = &configs.Config{}
+		}
+		s.Config = p.Config.Config
+		if cg := p.Config.Cgroup; cg != nil {
+			if cg.Cgroup == nil {
+				cg.Cgroup = &configs.Cgroup{}
+			}
+			s.Config.Cgroup = cg.Cgroup
+		}
+	}
+	s.partial = true
+	return nil
 }
 
 // WritePidFile writes pid to path atomically, as containerd expects.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -48,11 +49,37 @@ func FuzzLoadState(f *testing.F) {
 				}
 				return
 			}
-			defer c.Close()
 			_ = c.OCIState()
 			if _, err := json.Marshal(c.State); err != nil {
 				t.Errorf("a loaded state does not encode again: %v", err)
 			}
+			full := c.State
+			c.Close()
+			// What a full load accepts, the partial one (start, state,
+			// kill, delete) accepts too, and gets the same but the
+			// skipped parts.
+			p, err := LoadLifecycle(root, "c1")
+			if err != nil {
+				t.Errorf("full load ok, partial load: %v", err)
+				return
+			}
+			defer p.Close()
+			want := *full
+			if full.Config != nil {
+				cfg := *full.Config
+				cfg.Process, cfg.Mounts, cfg.Devices, cfg.Seccomp = nil, nil, nil, nil
+				if cfg.Cgroup != nil {
+					cg := *cfg.Cgroup
+					cg.Resources = configs.Resources{}
+					cfg.Cgroup = &cg
+				}
+				want.Config = &cfg
+			}
+			want.partial = true
+			if !reflect.DeepEqual(p.State, &want) {
+				t.Errorf("partial load\n%+v\nwant\n%+v", p.State, &want)
+			}
+			_ = p.OCIState()
 		}()
 		select {
 		case <-done:

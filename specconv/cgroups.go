@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
@@ -291,7 +292,10 @@ func (c *converter) memory(r *specs.LinuxResources, cg *configs.Cgroup) error {
 }
 
 // cpuList matches a cpuset list such as "0-3,5,7-8".
-var cpuList = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+// Compiled on first use, not in every husk process.
+var cpuList = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+})
 
 func cpu(r *specs.LinuxResources, out *configs.Resources) error {
 	u := r.CPU
@@ -337,7 +341,7 @@ func cpu(r *specs.LinuxResources, out *configs.Resources) error {
 		if s.val == "" {
 			continue
 		}
-		if !cpuList.MatchString(s.val) {
+		if !cpuList().MatchString(s.val) {
 			return fieldErrorf(res+"cpu."+s.name, "%q: want a list such as 0-3,5", s.val)
 		}
 		*s.dst = s.val
@@ -415,14 +419,14 @@ func blockIO(r *specs.LinuxResources, out *configs.Resources) error {
 }
 
 // pageSize matches a hugepage size as config.json and the kernel name it.
-var pageSize = regexp.MustCompile(`^[1-9][0-9]*[KMG]B$`)
+var pageSize = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[1-9][0-9]*[KMG]B$`) })
 
 func hugepages(r *specs.LinuxResources, out *configs.Resources) error {
 	if r.HugepageLimits != nil {
 		out.HugetlbLimit = nil
 	}
 	for i, h := range r.HugepageLimits {
-		if !pageSize.MatchString(h.Pagesize) {
+		if !pageSize().MatchString(h.Pagesize) {
 			return fieldErrorf(index(res+"hugepageLimits", i)+".pageSize", "%q: want a size such as 2MB or 1GB", h.Pagesize)
 		}
 		out.HugetlbLimit = append(out.HugetlbLimit, &cgroups.HugepageLimit{Pagesize: h.Pagesize, Limit: h.Limit})

@@ -34,6 +34,9 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // Parse decodes config.json. Fields it does not know are ignored; errors
 // say where in data the problem is.
 func Parse(data []byte) (*specs.Spec, error) {
+	if s, err := decodeLayered(data); err == nil {
+		return s, nil
+	}
 	var s specs.Spec
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, parseError(data, err)
