@@ -95,7 +95,7 @@ func (p *cgroupPlacement) close() {
 // cgroups is the manager of the container's recorded cgroups.
 func (c *Container) cgroups() (*cgroup.Manager, error) {
 	if len(c.State.CgroupPaths) == 0 {
-		return nil, fmt.Errorf("container %s has no cgroups recorded", c.ID)
+		return nil, c.noCgroups()
 	}
 	var cg *configs.Cgroup
 	if c.State.Config != nil {

@@ -152,3 +152,18 @@ func (c *Container) signalInitOnly(sig unix.Signal) error {
 	logrus.Debugf("container %s has no cgroups: kill --all signals only its init", c.ID)
 	return c.Signal(sig)
 }
+
+// noCgroups is the error of ps, pause, resume, update and events for a
+// container that has no cgroups, saying why: a rootless container made
+// where its user could write no cgroup has none to list, freeze or limit.
+func (c *Container) noCgroups() error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return fmt.Errorf("container %s has no cgroups recorded", c.ID)
+	}
+	owner := c.State.Owner
+	if owner == "" {
+		owner = "its user"
+	}
+	return fmt.Errorf("container %s has no cgroups: it was created rootless (by %s, without root) where no cgroup was writable, "+
+		"so its processes cannot be listed, frozen or limited; give the user a delegated cgroup v2 subtree (systemd Delegate=yes) or cgroups it owns", c.ID, owner)
+}

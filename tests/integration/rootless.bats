@@ -346,7 +346,7 @@ podman_user() {
 	kill -9 "$upid"
 }
 
-@test "rootless: exec into the user's container joins its namespaces; ps and pause say why they cannot" {
+@test "rootless: exec into the user's container joins its namespaces; without cgroups ps and pause say why they cannot" {
 	local id
 	id="$(new_id)"
 	set_args sleep 100
@@ -357,8 +357,15 @@ podman_user() {
 	[ "${lines[0]}" = 0 ] || fail "exec uid: $output"
 	[ "${lines[1]}" != 1 ] || fail "exec is pid 1: $output"
 	[ "${lines[2]}" = /bin/busybox ] || fail "pid 1 of the exec's pid ns: $output"
-	run ! uhusk pause "$id"
-	assert_contains "$output" "no cgroups"
+	# No writable cgroup here (v1 root-owned): ps and pause fail with one
+	# line naming the reason.
+	local op
+	for op in ps pause; do
+		run ! uhusk "$op" "$id"
+		[ "${#lines[@]}" -eq 1 ] || fail "$op: more than one line: $output"
+		assert_contains "$output" "container $id has no cgroups" "created rootless" "no cgroup was writable"
+	done
+	[ "$(uhusk state "$id" | jq -r .status)" = running ] || fail "status after a refused pause: $(uhusk state "$id")"
 	run -0 uhusk kill --all "$id" KILL
 	run -0 uhusk delete --force "$id"
 }
@@ -373,7 +380,7 @@ podman_user() {
 	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
 }
 
-@test "rootless: cgroups delegated to the user (chowned by root) are used, limits applied, removed on delete" {
+@test "rootless: cgroups delegated to the user (chowned by root) are used: limits applied, ps and pause work, removed on delete" {
 	local id pid parent="huskrl-deleg-$$-$RANDOM" d hier=()
 	id="$(new_id)"
 	# Every hierarchy husk would use: the v1 controllers and the unified one.
@@ -400,6 +407,15 @@ podman_user() {
 	grep -qx "$pid" "$mem/cgroup.procs" || fail "init $pid not in $mem: $(cat "$mem/cgroup.procs")"
 	[ "$(cat "$mem/memory.limit_in_bytes")" = 67108864 ] || fail "memory limit: $(cat "$mem/memory.limit_in_bytes")"
 	[ "$(cat "/sys/fs/cgroup/pids/$parent/$id/pids.max")" = 50 ] || fail "pids.max: $(cat "/sys/fs/cgroup/pids/$parent/$id/pids.max")"
+	# With cgroups of its own, ps lists it and pause freezes it.
+	run -0 uhusk ps --format json "$id"
+	[ "$output" = "[$pid]" ] || fail "ps: $output"
+	run -0 uhusk pause "$id"
+	[ "$(uhusk state "$id" | jq -r .status)" = paused ] || fail "after pause: $(uhusk state "$id")"
+	grep -q FROZEN "/sys/fs/cgroup/freezer/$parent/$id/freezer.state" ||
+		fail "freezer.state: $(cat "/sys/fs/cgroup/freezer/$parent/$id/freezer.state")"
+	run -0 uhusk resume "$id"
+	[ "$(uhusk state "$id" | jq -r .status)" = created ] || fail "after resume: $(uhusk state "$id")"
 	run -0 uhusk delete --force "$id"
 	[ ! -e "$mem" ] || fail "$mem left after delete"
 	rmdir "${hier[@]}" || fail "a delegated parent is not empty"
