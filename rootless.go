@@ -44,6 +44,11 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 			return r, errors.New(`linux.namespaces: a user without root needs a "user" namespace (new, or joined by path) to make the others`)
 		}
 		if caller.Unprivileged() {
+			if cmd.Root().Bool("systemd-cgroup") && r.Cgroups {
+				if _, err := rootless.SystemdUserBus(os.Getenv, statErr); err != nil {
+					return r, err
+				}
+			}
 			if err := rootless.CheckDevices(spec.Linux.Devices, unix.Stat); err != nil {
 				return r, err
 			}
@@ -53,3 +58,8 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 }
 
 func isUserNS(ns specs.LinuxNamespace) bool { return ns.Type == specs.UserNamespace }
+
+func statErr(p string) error {
+	_, err := os.Stat(p)
+	return err
+}

@@ -278,5 +278,9 @@ func (c *Container) destroyCgroups() error {
 	if err := m.KillAll(killTimeout); err != nil {
 		return fmt.Errorf("container %s: %w", c.ID, err)
 	}
-	return m.Destroy()
+	if err := m.Destroy(); err != nil {
+		return err
+	}
+	c.removeDelegatedParent()
+	return nil
 }

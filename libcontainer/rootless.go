@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/user"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -166,4 +167,20 @@ func (c *Container) noCgroups() error {
 	}
 	return fmt.Errorf("container %s has no cgroups: it was created rootless (by %s, without root) where no cgroup was writable, "+
 		"so its processes cannot be listed, frozen or limited; give the user a delegated cgroup v2 subtree (systemd Delegate=yes) or cgroups it owns", c.ID, owner)
+}
+
+// removeDelegatedParent removes DELEGATION/husk, the parent
+// withDelegatedCgroup put a rootless container's cgroup in, once the last
+// container in it is gone (while others remain, rmdir fails and nothing
+// happens): delete leaves nothing in the user's delegated subtree.
+func (c *Container) removeDelegatedParent() {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return
+	}
+	for _, p := range c.State.CgroupPaths {
+		dir := filepath.Dir(p)
+		if filepath.Base(p) == c.ID && filepath.Base(dir) == "husk" {
+			os.Remove(dir)
+		}
+	}
 }

@@ -7,68 +7,27 @@
 # for this file and removes it afterwards.
 
 load helpers
+load rootless-user
 
 setup_file() {
-	command -v useradd >/dev/null || skip "no useradd"
-	command -v runuser >/dev/null || skip "no runuser (util-linux)"
-	export RL_USER="huskrl$$"
-	export RL_HOME
-	RL_HOME="$(mktemp -d "${TMPDIR:-/tmp}/husk-rl-home.XXXXXX")"
-	# Subordinate ids for this user only: past every range already given.
-	export RL_SUB_START
-	RL_SUB_START="$(cat /etc/subuid /etc/subgid 2>/dev/null | awk -F: 'BEGIN{m=200000} {e=$2+$3; if (e>m) m=e} END{print int((m+65535)/65536)*65536}')"
-	useradd --no-create-home --home-dir "$RL_HOME" --shell /bin/sh --user-group \
-		-K SUB_UID_COUNT=0 -K SUB_GID_COUNT=0 "$RL_USER"
-	usermod --add-subuids "$RL_SUB_START-$((RL_SUB_START + 65535))" \
-		--add-subgids "$RL_SUB_START-$((RL_SUB_START + 65535))" "$RL_USER"
-	chown "$RL_USER:$RL_USER" "$RL_HOME"
-	export RL_UID RL_GID
-	RL_UID="$(id -u "$RL_USER")"
-	RL_GID="$(id -g "$RL_USER")"
-	# The user runs its own copy of husk: the repository may sit under a
-	# directory only root can walk (/root in CI).
-	export RL_BIN="$RL_HOME/bin/husk"
-	mkdir -p "$RL_HOME/bin"
-	cp "$HUSK_BIN" "$RL_BIN"
-	chmod 0755 "$RL_HOME" "$RL_HOME/bin" "$RL_BIN"
-	export RL_XDG="/run/user/$RL_UID"
+	rl_user_create
 	mkdir -p "$RL_XDG"
 	chown "$RL_USER:$RL_USER" "$RL_XDG"
 	chmod 0700 "$RL_XDG"
 }
 
 teardown_file() {
-	[ -n "${RL_USER:-}" ] || return 0
-	# Whatever the user still runs (podman's pause process): only this
-	# file's user, created above, owns them.
-	local p
-	for p in $(pgrep -u "$RL_USER"); do kill -KILL "$p" 2>/dev/null || true; done
-	sleep 0.2
-	usermod --del-subuids "$RL_SUB_START-$((RL_SUB_START + 65535))" \
-		--del-subgids "$RL_SUB_START-$((RL_SUB_START + 65535))" "$RL_USER" 2>/dev/null || true
-	userdel "$RL_USER" 2>/dev/null || true
-	rm -rf "$RL_XDG" "$RL_HOME"
+	rl_user_remove
 }
 
 setup() {
 	setup_husk
-	# The user builds its bundle from its own spec; the rootfs stays root's.
-	chmod 0777 "$BUNDLE"
-	rm -f "$BUNDLE/config.json"
-	uhusk spec --rootless --bundle "$BUNDLE" || fail "husk spec --rootless as $RL_USER failed"
-	update_config '.process.terminal = false'
+	rl_bundle
 }
 
 teardown() {
-	local id
-	for id in $(uhusk list -q 2>/dev/null); do
-		uhusk delete --force "$id" >/dev/null 2>&1 || true
-	done
-	local left=""
-	if [ -d "$RL_XDG/husk" ] && [ -n "$(ls -A "$RL_XDG/husk")" ]; then
-		left="$(ls -A "$RL_XDG/husk" | tr '\n' ' ')"
-		rm -rf "${RL_XDG:?}/husk/"*
-	fi
+	local left=0
+	rl_teardown || left=1
 	# Delegated cgroup parents a failed test left (after delete --force
 	# above removed the containers' own).
 	local d
@@ -77,18 +36,7 @@ teardown() {
 		rmdir "$d" 2>/dev/null || true
 	done
 	teardown_husk || return 1
-	[ -z "$left" ] || fail "left in $RL_XDG/husk: $left"
-}
-
-# as_user CMD...: run CMD as the test user, with its own environment.
-as_user() {
-	runuser -u "$RL_USER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$RL_HOME" \
-		USER="$RL_USER" LOGNAME="$RL_USER" XDG_RUNTIME_DIR="$RL_XDG" "$@"
-}
-
-# uhusk ARGS...: husk as the test user, with its default --root.
-uhusk() {
-	as_user timeout -k 5 "$HUSK_TIMEOUT" "$RL_BIN" "$@"
+	return "$left"
 }
 
 @test "rootless: spec --rootless is runc's rootless spec (namespaces, mappings, mounts, no resources)" {
