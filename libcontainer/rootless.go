@@ -1,6 +1,7 @@
 package libcontainer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -182,5 +183,27 @@ func (c *Container) removeDelegatedParent() {
 		if filepath.Base(p) == c.ID && filepath.Base(dir) == "husk" {
 			os.Remove(dir)
 		}
+	}
+}
+
+// rootlessJoin is join (moving an exec'd process into the container's
+// cgroups) for a container made rootless: where the kernel refuses the
+// move, the process stays in its caller's cgroup with a warning, as runc
+// does. On cgroup v2 a user may move a process between two cgroups only
+// when it may write cgroup.procs of their common ancestor: a husk exec
+// run from outside the user's delegated subtree (a login shell's
+// session scope) cannot move it in.
+func (c *Container) rootlessJoin(join func(int) error) func(int) error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return join
+	}
+	return func(pid int) error {
+		err := join(pid)
+		if errors.Is(err, os.ErrPermission) {
+			logrus.Warnf("exec: process %d stays in the caller's cgroup, outside container %s's: %v "+
+				"(a user may move processes only within its delegated cgroup subtree: run husk exec from inside it)", pid, c.ID, err)
+			return nil
+		}
+		return err
 	}
 }

@@ -78,9 +78,17 @@ check_delegated() {
 	[ "$(cat "$cg/memory.max")" = 33554432 ] || fail "memory.max: $(cat "$cg/memory.max")"
 	[ "$(cat "$cg/pids.max")" = 20 ] || fail "pids.max: $(cat "$cg/pids.max")"
 
-	uhusk exec -d "$id" sleep 300 </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || fail "exec -d: $(cat "$TEST_DIR/err")"
+	# exec from inside the user's subtree joins the container's cgroup.
+	"$IN_DELEG" "$RL_BIN" exec -d "$id" sleep 300 </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "exec -d from inside the subtree: $(cat "$TEST_DIR/err")"
 	epid="$(grep -vx "$pid" "$cg/cgroup.procs")"
 	[ -n "$epid" ] || fail "no exec'd process in $cg: $(cat "$cg/cgroup.procs")"
+	# From outside it (the lane's cgroup is root's) the kernel refuses the
+	# move: the process runs in its caller's cgroup, with a warning (runc's way).
+	run -0 uhusk exec "$id" cat /proc/self/cgroup
+	assert_contains "$output" "stays in the caller's cgroup"
+	# Outside the root of the container's cgroup namespace.
+	[[ "${lines[-1]}" == "0::/../"* ]] || fail "exec from outside: $output"
 	run -0 uhusk ps --format json "$id"
 	[ "$(jq -c 'sort' <<<"$output")" = "$(printf '%s\n' "$pid" "$epid" | sort -n | jq -cs .)" ] ||
 		fail "ps --format json: $output (cgroup.procs: $(cat "$cg/cgroup.procs" | xargs))"
@@ -124,14 +132,17 @@ check_delegated() {
 	set_args sleep 100
 	# The user's shell, placed in its subtree by root (as systemd places
 	# the user manager), runs husk run.
-	(
-		echo "$BASHPID" >"$DELEG/shell/cgroup.procs"
-		as_user sh -c 'cat /proc/self/cgroup; exec "$0" run -d --bundle "$1" "$2"' "$RL_BIN" "$BUNDLE" "$id" \
-			</dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&-
-	) || fail "husk run as $RL_USER: $(cat "$TEST_DIR/err")"
+	in_shell sh -c 'cat /proc/self/cgroup; exec "$0" run -d --bundle "$1" "$2"' "$RL_BIN" "$BUNDLE" "$id" \
+		</dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- || fail "husk run as $RL_USER: $(cat "$TEST_DIR/err")"
 	[ "$(cat "$TEST_DIR/out")" = "0::/${DELEG##*/}/shell" ] || fail "the user's shell ran in $(cat "$TEST_DIR/out")"
-	check_delegated "$id" "/${DELEG##*/}"
+	IN_DELEG=in_shell check_delegated "$id" "/${DELEG##*/}"
 }
+
+# in_shell CMD...: CMD as the user from inside $DELEG/shell.
+in_shell() (
+	echo "$BASHPID" >"$DELEG/shell/cgroup.procs"
+	as_user "$@"
+)
 
 @test "rootless v2: without a delegated subtree the container has no cgroup; a limit is refused; ps and pause say why" {
 	need_setup b
@@ -175,7 +186,12 @@ check_delegated() {
 		sh -c 'cat /proc/self/cgroup; exec "$0" run -d --bundle "$1" "$2"' "$RL_BIN" "$BUNDLE" "$id" \
 		</dev/null >"$TEST_DIR/out" 2>"$TEST_DIR/err" 3>&- || fail "husk run in a user scope: $(cat "$TEST_DIR/err")"
 	[[ "$(cat "$TEST_DIR/out")" == "0::$svc/app.slice/run-"*.scope ]] || fail "the user's scope: $(cat "$TEST_DIR/out")"
-	check_delegated "$id" "$svc"
+	IN_DELEG=in_scope check_delegated "$id" "$svc"
+}
+
+# in_scope CMD...: CMD as the user in a new scope of its user manager.
+in_scope() {
+	as_user systemd-run --user --scope --quiet -p Delegate=yes "$@"
 }
 
 @test "rootless v2: --systemd-cgroup as a user with no D-Bus session bus fails naming the reason; nothing left" {
