@@ -85,20 +85,32 @@ func (r Rootless) withRootlessEUID(cfg *configs.Config) (*configs.Config, error)
 	return &out, nil
 }
 
-// withDelegatedCgroup is cfg with its cgroups placed in the caller's
-// delegated cgroup v2 subtree (DELEGATION/husk/ID), for a rootless
-// container that names no cgroupsPath on a v2 host; else cfg itself.
+// withDelegatedCgroup is cfg with its cgroups placed where a rootless
+// caller may have them: with --systemd-cgroup, a scope of its own systemd
+// (user@UID.service, in user.slice unless cgroupsPath names a slice), as
+// runc does; else, on a v2 host and with no cgroupsPath, in the caller's
+// delegated subtree (DELEGATION/husk/ID). Otherwise cfg itself.
 func (r Rootless) withDelegatedCgroup(cfg *configs.Config, id string) *configs.Config {
-	if !r.Cgroups || r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2 {
+	if !r.Cgroups || !r.Caller.Unprivileged() {
 		return cfg
 	}
-	top := delegatedSubtree()
-	if top == "" {
-		return cfg
-	}
-	logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
 	cg := *cfg.CgroupConfig()
-	cg.Path = path.Join(top, "husk", id)
+	switch {
+	case cg.Systemd:
+		cg.UserSystemd = true
+		if r.CgroupsPath == "" || r.CgroupsPath[0] == ':' {
+			cg.Parent = "user.slice"
+		}
+	case r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2:
+		return cfg
+	default:
+		top := delegatedSubtree()
+		if top == "" {
+			return cfg
+		}
+		logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
+		cg.Path = path.Join(top, "husk", id)
+	}
 	out := *cfg
 	out.Cgroup = &cg
 	return &out

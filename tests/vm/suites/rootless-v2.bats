@@ -58,6 +58,11 @@ teardown() {
 	[ -n "${TEST_DIR:-}" ] || return 0
 	local left=0
 	rl_teardown || left=1
+	if [ -s "$TEST_DIR/user-units" ]; then
+		as_user systemctl --user stop dbus.service dbus.socket 2>/dev/null || true
+		rm -f $(cat "$TEST_DIR/user-units") "$RL_XDG/bus"
+		as_user systemctl --user daemon-reload 2>/dev/null || true
+	fi
 	if [ -n "${DELEG:-}" ] && [ -d "$DELEG" ]; then
 		find "$DELEG" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
 		rmdir "$DELEG" 2>/dev/null || true
@@ -207,4 +212,52 @@ in_scope() {
 	assert_contains "$output" "--systemd-cgroup" "uid $RL_UID" "D-Bus session bus" "$RL_XDG/bus does not exist" "dbus-user-session"
 	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
 	[ -z "$(systemctl list-units --all --plain --no-legend "*$id*")" ] || fail "a unit left: $(systemctl list-units --all --plain --no-legend "*$id*")"
+}
+
+@test "rootless v2 (setup a): --systemd-cgroup as a user with a session bus: a scope of its own systemd, with the limits; delete stops it" {
+	# The image has no dbus-user-session: its two user units, for this test
+	# (after the one above, which needs the bus absent).
+	mkdir -p /run/systemd/user
+	cat >/run/systemd/user/dbus.socket <<-'EOS'
+		[Socket]
+		ListenStream=%t/bus
+	EOS
+	cat >/run/systemd/user/dbus.service <<-'EOS'
+		[Unit]
+		Requires=dbus.socket
+		[Service]
+		ExecStart=/usr/bin/dbus-daemon --session --address=systemd: --nofork --nopidfile --systemd-activation --syslog-only
+	EOS
+	echo /run/systemd/user/dbus.socket /run/systemd/user/dbus.service >"$TEST_DIR/user-units"
+	as_user systemctl --user daemon-reload
+	as_user systemctl --user start dbus.socket dbus.service || fail "the user's dbus did not start"
+	local i
+	for i in $(seq 50); do
+		as_user busctl --user --no-pager list 2>/dev/null | grep -q '^org.freedesktop.systemd1 ' && break
+		sleep 0.2
+	done
+	as_user busctl --user --no-pager list | grep -q '^org.freedesktop.systemd1 ' || fail "the user manager is not on its session bus"
+
+	local id unit cg pid
+	id="$(new_id)"
+	unit="husk-$id.scope"
+	cg="/sys/fs/cgroup/user.slice/user-$RL_UID.slice/user@$RL_UID.service/user.slice/$unit"
+	update_config '.linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 20}}'
+	set_args sleep 100
+	# The user manager can move husk's init into the scope only from a
+	# cgroup of its own (as for runc: a user scope, not a login session's).
+	in_scope "$RL_BIN" --systemd-cgroup run -d --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+		fail "husk --systemd-cgroup run as $RL_USER: $(cat "$TEST_DIR/err")"
+	pid="$(uhusk state "$id" | jq -r .pid)"
+	[ "$(cat "/proc/$pid/cgroup")" = "0::${cg#/sys/fs/cgroup}" ] || fail "init is in $(cat "/proc/$pid/cgroup"), not ${cg#/sys/fs/cgroup}"
+	[ "$(as_user systemctl --user show -P MemoryMax "$unit")" = 33554432 ] || fail "MemoryMax: $(as_user systemctl --user show -P MemoryMax "$unit")"
+	[ "$(cat "$cg/memory.max")" = 33554432 ] || fail "memory.max: $(cat "$cg/memory.max")"
+	[ "$(cat "$cg/pids.max")" = 20 ] || fail "pids.max: $(cat "$cg/pids.max")"
+	run -0 uhusk --systemd-cgroup pause "$id"
+	[ "$(cat "$cg/cgroup.freeze")" = 1 ] || fail "cgroup.freeze after pause: $(cat "$cg/cgroup.freeze")"
+	run -0 uhusk --systemd-cgroup resume "$id"
+	run -0 uhusk --systemd-cgroup delete --force "$id"
+	[ ! -e "$cg" ] || fail "$cg left after delete"
+	[ "$(as_user systemctl --user show -P ActiveState "$unit")" = inactive ] || fail "$unit: $(as_user systemctl --user show -P ActiveState "$unit")"
+	[ -z "$(ls -A "$RL_XDG/husk")" ] || fail "left in $RL_XDG/husk: $(ls -A "$RL_XDG/husk")"
 }
