@@ -329,6 +329,8 @@ podman_user() {
 }
 
 @test "rootless: cgroups delegated to the user (chowned by root) are used: limits applied, ps and pause work, removed on delete" {
+	[ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ] ||
+		skip "chowned cgroup v1 hierarchies: a pure v2 host has none (v2: the next test and tests/vm/suites/rootless-v2.bats)"
 	local id pid parent="huskrl-deleg-$$-$RANDOM" d hier=()
 	id="$(new_id)"
 	# Every hierarchy husk would use: the v1 controllers and the unified one.
