@@ -44,7 +44,8 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 			return r, errors.New(`linux.namespaces: a user without root needs a "user" namespace (new, or joined by path) to make the others`)
 		}
 		if caller.Unprivileged() {
-			if cmd.Root().Bool("systemd-cgroup") && r.Cgroups {
+			// Without systemd at all, the cgroup driver says so itself.
+			if cmd.Root().Bool("systemd-cgroup") && r.Cgroups && statErr("/run/systemd/system") == nil {
 				if _, err := rootless.SystemdUserBus(os.Getenv, statErr); err != nil {
 					return r, err
 				}

@@ -208,6 +208,21 @@ teardown() {
 	assert_contains "$output" cgroup
 }
 
+@test "rootless: --systemd-cgroup where the user has no systemd of its own fails naming the reason; nothing left" {
+	[ ! -S "$RL_XDG/bus" ] || skip "$RL_USER has a session bus ($RL_XDG/bus): tests/vm/suites/rootless-v2.bats tests that case"
+	local id
+	id="$(new_id)"
+	set_args true
+	run ! uhusk --systemd-cgroup run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line: $output"
+	if [ -d /run/systemd/system ]; then
+		assert_contains "$output" "--systemd-cgroup" "D-Bus session bus" "$RL_XDG/bus does not exist"
+	else
+		assert_contains "$output" "--systemd-cgroup" "systemd is not running"
+	fi
+	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
+}
+
 @test "rootless: husk init runs from a sealed copy the container cannot write (CVE-2019-5736)" {
 	local id pid exe
 	id="$(new_id)"
