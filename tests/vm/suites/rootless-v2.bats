@@ -202,21 +202,19 @@ in_scope() {
 	as_user systemd-run --user --scope --quiet -p Delegate=yes "$@"
 }
 
-@test "rootless v2 (setup a): --systemd-cgroup as a user with no D-Bus session bus fails naming the reason; nothing left" {
-	[ ! -e "$RL_XDG/bus" ] || skip "the user has a session bus at $RL_XDG/bus"
-	local id
+@test "rootless v2 (setup a): --systemd-cgroup as a user: refused naming the reason without a session bus; with one, a scope of its own systemd with the limits, stopped by delete" {
+	local id unit cg pid
 	id="$(new_id)"
+	# The image has no dbus-user-session: no session bus yet.
+	[ ! -e "$RL_XDG/bus" ] || fail "the user has a session bus at $RL_XDG/bus already"
 	set_args true
 	run ! uhusk --systemd-cgroup run --bundle "$BUNDLE" "$id" </dev/null
 	[ "${#lines[@]}" -eq 1 ] || fail "more than one line: $output"
 	assert_contains "$output" "--systemd-cgroup" "uid $RL_UID" "D-Bus session bus" "$RL_XDG/bus does not exist" "dbus-user-session"
 	[ -z "$(ls -A "$RL_XDG/husk" 2>/dev/null)" ] || fail "left: $(ls -A "$RL_XDG/husk")"
 	[ -z "$(systemctl list-units --all --plain --no-legend "*$id*")" ] || fail "a unit left: $(systemctl list-units --all --plain --no-legend "*$id*")"
-}
 
-@test "rootless v2 (setup a): --systemd-cgroup as a user with a session bus: a scope of its own systemd, with the limits; delete stops it" {
-	# The image has no dbus-user-session: its two user units, for this test
-	# (after the one above, which needs the bus absent).
+	# dbus-user-session's two user units, for this test.
 	mkdir -p /run/systemd/user
 	cat >/run/systemd/user/dbus.socket <<-'EOS'
 		[Socket]
@@ -238,8 +236,6 @@ in_scope() {
 	done
 	as_user busctl --user --no-pager list | grep -q '^org.freedesktop.systemd1 ' || fail "the user manager is not on its session bus"
 
-	local id unit cg pid
-	id="$(new_id)"
 	unit="husk-$id.scope"
 	cg="/sys/fs/cgroup/user.slice/user-$RL_UID.slice/user@$RL_UID.service/user.slice/$unit"
 	update_config '.linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 20}}'
@@ -253,6 +249,8 @@ in_scope() {
 	[ "$(as_user systemctl --user show -P MemoryMax "$unit")" = 33554432 ] || fail "MemoryMax: $(as_user systemctl --user show -P MemoryMax "$unit")"
 	[ "$(cat "$cg/memory.max")" = 33554432 ] || fail "memory.max: $(cat "$cg/memory.max")"
 	[ "$(cat "$cg/pids.max")" = 20 ] || fail "pids.max: $(cat "$cg/pids.max")"
+	run -0 uhusk ps --format json "$id"
+	[ "$output" = "[$pid]" ] || fail "ps: $output"
 	run -0 uhusk --systemd-cgroup pause "$id"
 	[ "$(cat "$cg/cgroup.freeze")" = 1 ] || fail "cgroup.freeze after pause: $(cat "$cg/cgroup.freeze")"
 	run -0 uhusk --systemd-cgroup resume "$id"
