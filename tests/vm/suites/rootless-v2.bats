@@ -6,7 +6,9 @@
 #   setup b (no systemd): the suite delegates a subtree by hand, the way
 #     systemd does (Delegate=yes), and places the user's shell in it;
 #   setup a (systemd): the user's real user@UID.service, and a scope with
-#     Delegate=yes of that user manager (systemd-run --user --scope).
+#     Delegate=yes of that user manager (systemd-run --user --scope); and
+#     --systemd-cgroup as the user: refused, saying why, without a D-Bus
+#     session bus, and a scope of the user's own systemd with one.
 # Every check reads the cgroup files from the host side of the guest.
 
 load ../../integration/helpers
