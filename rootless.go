@@ -44,6 +44,12 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 			return r, errors.New(`linux.namespaces: a user without root needs a "user" namespace (new, or joined by path) to make the others`)
 		}
 		if caller.Unprivileged() {
+			// Without systemd at all, the cgroup driver says so itself.
+			if cmd.Root().Bool("systemd-cgroup") && r.Cgroups && statErr("/run/systemd/system") == nil {
+				if _, err := rootless.SystemdUserBus(os.Getenv, statErr); err != nil {
+					return r, err
+				}
+			}
 			if err := rootless.CheckDevices(spec.Linux.Devices, unix.Stat); err != nil {
 				return r, err
 			}
@@ -53,3 +59,8 @@ func rootlessOptions(cmd *cli.Command, spec *specs.Spec) (libcontainer.Rootless,
 }
 
 func isUserNS(ns specs.LinuxNamespace) bool { return ns.Type == specs.UserNamespace }
+
+func statErr(p string) error {
+	_, err := os.Stat(p)
+	return err
+}

@@ -95,7 +95,7 @@ func (p *cgroupPlacement) close() {
 // cgroups is the manager of the container's recorded cgroups.
 func (c *Container) cgroups() (*cgroup.Manager, error) {
 	if len(c.State.CgroupPaths) == 0 {
-		return nil, fmt.Errorf("container %s has no cgroups recorded", c.ID)
+		return nil, c.noCgroups()
 	}
 	var cg *configs.Cgroup
 	if c.State.Config != nil {
@@ -275,5 +275,9 @@ func (c *Container) destroyCgroups() error {
 	if err := m.KillAll(killTimeout); err != nil {
 		return fmt.Errorf("container %s: %w", c.ID, err)
 	}
-	return m.Destroy()
+	if err := m.Destroy(); err != nil {
+		return err
+	}
+	c.removeDelegatedParent()
+	return nil
 }

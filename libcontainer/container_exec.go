@@ -56,7 +56,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
-	join := c.JoinCgroups
+	join := c.rootlessJoin(c.JoinCgroups)
 	if o.SubCgroups != nil {
 		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
 	}

@@ -1,10 +1,12 @@
 package libcontainer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -83,20 +85,32 @@ func (r Rootless) withRootlessEUID(cfg *configs.Config) (*configs.Config, error)
 	return &out, nil
 }
 
-// withDelegatedCgroup is cfg with its cgroups placed in the caller's
-// delegated cgroup v2 subtree (DELEGATION/husk/ID), for a rootless
-// container that names no cgroupsPath on a v2 host; else cfg itself.
+// withDelegatedCgroup is cfg with its cgroups placed where a rootless
+// caller may have them: with --systemd-cgroup, a scope of its own systemd
+// (user@UID.service, in user.slice unless cgroupsPath names a slice), as
+// runc does; else, on a v2 host and with no cgroupsPath, in the caller's
+// delegated subtree (DELEGATION/husk/ID). Otherwise cfg itself.
 func (r Rootless) withDelegatedCgroup(cfg *configs.Config, id string) *configs.Config {
-	if !r.Cgroups || r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2 {
+	if !r.Cgroups || !r.Caller.Unprivileged() {
 		return cfg
 	}
-	top := delegatedSubtree()
-	if top == "" {
-		return cfg
-	}
-	logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
 	cg := *cfg.CgroupConfig()
-	cg.Path = path.Join(top, "husk", id)
+	switch {
+	case cg.Systemd:
+		cg.UserSystemd = true
+		if r.CgroupsPath == "" || r.CgroupsPath[0] == ':' {
+			cg.Parent = "user.slice"
+		}
+	case r.CgroupsPath != "" || cgroup.HostLayout() != cgroup.V2:
+		return cfg
+	default:
+		top := delegatedSubtree()
+		if top == "" {
+			return cfg
+		}
+		logrus.Debugf("rootless: cgroups in the delegated subtree %s", top)
+		cg.Path = path.Join(top, "husk", id)
+	}
 	out := *cfg
 	out.Cgroup = &cg
 	return &out
@@ -151,4 +165,57 @@ func (c *Container) signalInitOnly(sig unix.Signal) error {
 	}
 	logrus.Debugf("container %s has no cgroups: kill --all signals only its init", c.ID)
 	return c.Signal(sig)
+}
+
+// noCgroups is the error of ps, pause, resume, update and events for a
+// container that has no cgroups, saying why: a rootless container made
+// where its user could write no cgroup has none to list, freeze or limit.
+func (c *Container) noCgroups() error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return fmt.Errorf("container %s has no cgroups recorded", c.ID)
+	}
+	owner := c.State.Owner
+	if owner == "" {
+		owner = "its user"
+	}
+	return fmt.Errorf("container %s has no cgroups: it was created rootless (by %s, without root) where no cgroup was writable, "+
+		"so its processes cannot be listed, frozen or limited; give the user a delegated cgroup v2 subtree (systemd Delegate=yes) or cgroups it owns", c.ID, owner)
+}
+
+// removeDelegatedParent removes DELEGATION/husk, the parent
+// withDelegatedCgroup put a rootless container's cgroup in, once the last
+// container in it is gone (while others remain, rmdir fails and nothing
+// happens): delete leaves nothing in the user's delegated subtree.
+func (c *Container) removeDelegatedParent() {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return
+	}
+	for _, p := range c.State.CgroupPaths {
+		dir := filepath.Dir(p)
+		if filepath.Base(p) == c.ID && filepath.Base(dir) == "husk" {
+			os.Remove(dir)
+		}
+	}
+}
+
+// rootlessJoin is join (moving an exec'd process into the container's
+// cgroups) for a container made rootless: where the kernel refuses the
+// move, the process stays in its caller's cgroup with a warning, as runc
+// does. On cgroup v2 a user may move a process between two cgroups only
+// when it may write cgroup.procs of their common ancestor: a husk exec
+// run from outside the user's delegated subtree (a login shell's
+// session scope) cannot move it in.
+func (c *Container) rootlessJoin(join func(int) error) func(int) error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return join
+	}
+	return func(pid int) error {
+		err := join(pid)
+		if errors.Is(err, os.ErrPermission) {
+			logrus.Warnf("exec: process %d stays in the caller's cgroup, outside container %s's: %v "+
+				"(a user may move processes only within its delegated cgroup subtree: run husk exec from inside it)", pid, c.ID, err)
+			return nil
+		}
+		return err
+	}
 }

@@ -39,6 +39,7 @@ func newSystemd(cg *configs.Cgroup, id string, paths map[string]string) (*Manage
 	}
 	lc := &cgroups.Cgroup{
 		Systemd:      true,
+		Rootless:     cg.UserSystemd,
 		Parent:       cg.Parent,
 		ScopePrefix:  cg.ScopePrefix,
 		Name:         name,

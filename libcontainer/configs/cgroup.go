@@ -31,6 +31,9 @@ type Cgroup struct {
 	Parent      string `json:"parent,omitempty"`
 	ScopePrefix string `json:"scope_prefix,omitempty"`
 	Name        string `json:"name,omitempty"`
+	// UserSystemd: the unit is asked of the caller's own systemd
+	// (user@UID.service) over its session bus, for a rootless caller.
+	UserSystemd bool `json:"user_systemd,omitempty"`
 	// SystemdProps are the org.systemd.property.* annotations, as
 	// "Name=value" texts in systemd's syntax.
 	SystemdProps map[string]string `json:"systemd_props,omitempty"`

@@ -155,3 +155,28 @@ func Delegation(mount, own string, writable func(string) bool) string {
 	}
 	return top
 }
+
+// SystemdUserBus is the address of the D-Bus session bus on which a user
+// without root reaches its own systemd (user@UID.service), the one
+// --systemd-cgroup then asks for the container's scope, as runc does:
+// $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus. Without either
+// the error says why the flag cannot work for the caller.
+func SystemdUserBus(getenv func(string) string, stat func(string) error) (string, error) {
+	if a := getenv("DBUS_SESSION_BUS_ADDRESS"); a != "" {
+		return a, nil
+	}
+	xdg := getenv("XDG_RUNTIME_DIR")
+	if xdg != "" {
+		bus := filepath.Join(xdg, "bus")
+		if err := stat(bus); err == nil {
+			return "unix:path=" + bus, nil
+		}
+		return "", fmt.Errorf("--systemd-cgroup: a user without root (uid %d) needs its own systemd over a D-Bus session bus, "+
+			"and there is none: $DBUS_SESSION_BUS_ADDRESS is unset and %s does not exist "+
+			"(install dbus-user-session and log in, or start user@%d.service with it); or drop the flag to use a delegated cgroup subtree",
+			os.Geteuid(), bus, os.Geteuid())
+	}
+	return "", fmt.Errorf("--systemd-cgroup: a user without root (uid %d) needs its own systemd over a D-Bus session bus, "+
+		"and there is none: neither $DBUS_SESSION_BUS_ADDRESS nor $XDG_RUNTIME_DIR is set; or drop the flag to use a delegated cgroup subtree",
+		os.Geteuid())
+}

@@ -229,3 +229,22 @@ func TestCheckDevices(t *testing.T) {
 		t.Errorf("other node: %v", err)
 	}
 }
+
+func TestSystemdUserBus(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	exists := func(p string) error { return nil }
+	missing := func(p string) error { return os.ErrNotExist }
+	if a, err := SystemdUserBus(env(map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"}), missing); err != nil || a != "unix:path=/x" {
+		t.Errorf("from $DBUS_SESSION_BUS_ADDRESS: %q, %v", a, err)
+	}
+	if a, err := SystemdUserBus(env(map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"}), exists); err != nil || a != "unix:path=/run/user/7/bus" {
+		t.Errorf("from $XDG_RUNTIME_DIR/bus: %q, %v", a, err)
+	}
+	_, err := SystemdUserBus(env(map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"}), missing)
+	if err == nil || !strings.Contains(err.Error(), "/run/user/7/bus does not exist") || !strings.Contains(err.Error(), "--systemd-cgroup") {
+		t.Errorf("no bus: %v", err)
+	}
+	if _, err := SystemdUserBus(env(nil), exists); err == nil || !strings.Contains(err.Error(), "$XDG_RUNTIME_DIR") {
+		t.Errorf("no environment: %v", err)
+	}
+}
