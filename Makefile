@@ -97,7 +97,7 @@ security: husk test-deps
 # that name a field). Seeds live in each package's testdata/fuzz/.
 FUZZTIME    ?= 20s
 FUZZ_TARGETS := ./specconv:FuzzConfig ./specconv:FuzzProcess ./specconv:FuzzDecodeLayered \
-	./libcontainer:FuzzLoadState ./nsenter:FuzzParseBootstrap
+	./libcontainer:FuzzLoadState ./nsenter:FuzzParseBootstrap ./nsenter:FuzzParseExecPlan
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
