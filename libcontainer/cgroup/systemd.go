@@ -68,11 +68,20 @@ func newSystemd(cg *configs.Cgroup, id string, paths map[string]string) (*Manage
 		Resources:    &cgroups.Resources{},
 		SystemdProps: props,
 	}
+	m := &Manager{layout: HostLayout(), systemd: unitName(lc)}
+	if dbusStuck.Load() && m.layout == V2 {
+		// The library would wait for ever on its stuck connection.
+		stuck, err := newStuck(lc, m.systemd, paths[""], timeout)
+		if err != nil {
+			return nil, err
+		}
+		m.v2, m.unified = stuck, readControllers(fs2Root)
+		return m, nil
+	}
 	mgr, err := manager.NewWithPaths(lc, paths)
 	if err != nil {
 		return nil, fmt.Errorf("systemd unit %s: %w", unitName(lc), err)
 	}
-	m := &Manager{layout: HostLayout(), systemd: unitName(lc)}
 	timed := timedManager{mgr, m.systemd, timeout}
 	if m.layout == V2 {
 		m.v2 = timed
@@ -122,6 +131,7 @@ func (t timedManager) timed(what string, call func() error) error {
 	case err := <-done:
 		return err
 	case <-time.After(t.timeout):
+		dbusStuck.Store(true)
 		return fmt.Errorf("systemd unit %s: %s: no answer from systemd over D-Bus in %s", t.unit, what, t.timeout)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opencontainers/cgroups"
 )
 
 func TestCallTimeout(t *testing.T) {
@@ -40,5 +42,23 @@ func TestTimedManagerNamesTheUnit(t *testing.T) {
 	err := tm.timed("start", func() error { <-block; return nil })
 	if err == nil || !strings.Contains(err.Error(), "husk-x.scope") || !strings.Contains(err.Error(), "D-Bus") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// After a timed-out call the library's connection is stuck: later calls
+// of the process are refused at once, naming the unit, and never wait.
+func TestStuckManagerRefuses(t *testing.T) {
+	lc := &cgroups.Cgroup{Resources: &cgroups.Resources{}}
+	if _, err := newStuck(lc, "husk-x.scope", "", time.Second); err == nil || !strings.Contains(err.Error(), "husk-x.scope") {
+		t.Fatalf("no path: %v", err)
+	}
+	s, err := newStuck(lc, "husk-x.scope", t.TempDir(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{s.Apply(1), s.Set(&cgroups.Resources{})} {
+		if err == nil || !strings.Contains(err.Error(), "husk-x.scope") || !strings.Contains(err.Error(), "D-Bus") {
+			t.Errorf("got %v", err)
+		}
 	}
 }
