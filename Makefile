@@ -50,7 +50,7 @@ BINDIR     ?= /usr/local/bin
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
-VM_HOST_SUITES ?= exec:b lifecycle:a
+VM_HOST_SUITES ?= exec:b lifecycle:a cgroups:b
 VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
 	$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
 	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \

@@ -42,6 +42,8 @@ func fakeV2(t *testing.T, dir string, controllers ...string) *Manager {
 	return m
 }
 
+func u32(v uint32) *uint32 { return &v }
+
 func readFile(t *testing.T, dir, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, name))
@@ -57,7 +59,7 @@ func TestV2FakeSet(t *testing.T) {
 		"memory.swap.max":    "max",
 	})
 	m := fakeV2(t, dir, "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma")
-	pids, idle, swappy := int64(20), int64(1), uint64(0)
+	pids, idle, swappy := int64(20), int64(0), uint64(0)
 	_ = swappy
 	r := &configs.Resources{
 		Memory:                     32 << 20,
@@ -73,7 +75,8 @@ func TestV2FakeSet(t *testing.T) {
 		BlkioWeight:                500,
 		BlkioThrottleReadBpsDevice: []*cgroups.ThrottleDevice{cgroups.NewThrottleDevice(8, 0, 1<<20)},
 		HugetlbLimit:               []*cgroups.HugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}},
-		Unified:                    map[string]string{"memory.high": "30000000"},
+		Rdma:                       map[string]cgroups.LinuxRdma{"mlx5_0": {HcaHandles: u32(3), HcaObjects: u32(7)}},
+		Unified:                    map[string]string{"memory.high": "30000000", "misc.max": "sev 2"},
 	}
 	if err := m.Update(r); err != nil {
 		t.Fatal(err)
@@ -85,17 +88,42 @@ func TestV2FakeSet(t *testing.T) {
 		"memory.high":     "30000000",
 		"cpu.weight":      "174", // shares 2048 on v2's scale
 		"cpu.max":         "50000 100000",
-		"cpu.idle":        "1",
+		"cpu.idle":        "0",
 		"cpuset.cpus":     "0",
 		"cpuset.mems":     "0",
 		"pids.max":        "20",
 		"io.weight":       "4950", // blkio 500 on v2's scale
 		"io.max":          "8:0 rbps=1048576",
 		"hugetlb.2MB.max": "4194304",
+		"rdma.max":        "mlx5_0 hca_handle=3 hca_object=7",
+		"misc.max":        "sev 2",
 	} {
 		if got := readFile(t, dir, file); got != want {
 			t.Errorf("%s = %q, want %q", file, got, want)
 		}
+	}
+}
+
+// An idle group's weight is the kernel's: cpu.weight is left alone while
+// cpu.idle is 1 (the kernel refuses it), and written when it goes to 0.
+func TestV2FakeIdleWeight(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "cpu"})
+	m := fakeV2(t, dir, "cpu")
+	one, zero := int64(1), int64(0)
+	if err := m.Update(&configs.Resources{CpuShares: 512, CPUIdle: &one}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cpu.weight")); !os.IsNotExist(err) {
+		t.Errorf("cpu.weight written while idle: %v", err)
+	}
+	if got := readFile(t, dir, "cpu.idle"); got != "1" {
+		t.Errorf("cpu.idle = %q, want 1", got)
+	}
+	if err := m.Update(&configs.Resources{CpuShares: 512, CPUIdle: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, "cpu.weight"); got != "59" {
+		t.Errorf("cpu.weight = %q, want 59", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
+	"github.com/sirupsen/logrus"
 )
 
 // Set applies r, all of it, device rules included, and the
@@ -58,6 +60,7 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 	if v2res.CpuShares != 0 { // fs2 leaves the conversion to its caller
 		v2res.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(v2res.CpuShares)
 	}
+	dropIdleWeight(v2res)
 	v1res.SkipDevices = v1res.SkipDevices || skipDevices
 	v2res.SkipDevices = v2res.SkipDevices || skipDevices
 	if err := m.leaveIdle(v1res); err != nil {
@@ -74,6 +77,9 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 		}
 	}
 	if m.v2 != nil && (m.layout == V2 || v2used) {
+		if err := checkWeightDevice(m.v2.Path(""), v2res); err != nil {
+			return err
+		}
 		if err := m.v2.Set(v2res); err != nil {
 			return explain(r, err)
 		}
@@ -298,12 +304,45 @@ func (m *Manager) routeUnified(r *configs.Resources, v2res *cgroups.Resources) e
 }
 
 // leaveIdle writes cpu.idle 0 first on v1, when r turns it off: the
-// library writes cpu.shares before cpu.idle, and the kernel refuses
-// shares for a group that is still idle (EINVAL).
-func (m *Manager) leaveIdle(v1res *configs.Resources) error {
+// library writes cpu.shares before cpu.idle there, and the kernel refuses
+// shares for a group that is still idle (EINVAL). On v2 the library
+// writes cpu.idle first.
+func (m *Manager) leaveIdle(v1res *cgroups.Resources) error {
 	dir := m.v1Path("cpu")
 	if dir == "" || v1res.CPUIdle == nil || *v1res.CPUIdle != 0 {
 		return nil
 	}
 	return cgroups.WriteFile(dir, "cpu.idle", "0")
+}
+
+// dropIdleWeight leaves cpu.weight alone while cpu.idle is 1 on v2: the
+// kernel fixes an idle group's weight, refuses a cpu.weight write while
+// the group is idle (EINVAL), and resets the weight when cpu.idle goes
+// back to 0. The weight from cpu.shares is written by the update that
+// turns cpu.idle to 0 (update keeps the container's other limits).
+func dropIdleWeight(v2res *cgroups.Resources) {
+	if v2res.CPUIdle == nil || *v2res.CPUIdle != 1 || v2res.CpuWeight == 0 {
+		return
+	}
+	logrus.Debugf("%scpu.shares: %d: not written while cpu.idle is 1 (an idle group's weight is the kernel's)", res, v2res.CpuShares)
+	v2res.CpuWeight = 0
+}
+
+// checkWeightDevice refuses blockIO.weightDevice on v2 where the kernel
+// has no per-device weights: they exist only in the BFQ scheduler's
+// io.bfq.weight ("default N" then "MAJ:MIN N" lines, kernel 5.4+), and
+// the library would skip them without a word.
+func checkWeightDevice(dir string, v2res *cgroups.Resources) error {
+	if len(v2res.BlkioWeightDevice) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "io.bfq.weight"))
+	if err == nil && strings.HasPrefix(strings.TrimSpace(string(data)), "default") {
+		return nil
+	}
+	var devs []string
+	for _, w := range v2res.BlkioWeightDevice {
+		devs = append(devs, fmt.Sprintf("%d:%d weight %d", w.Major, w.Minor, w.Weight))
+	}
+	return fmt.Errorf("%sblockIO.weightDevice: %s: cgroup v2 has per-device I/O weights only with the BFQ scheduler (io.bfq.weight), which this host has not loaded", res, strings.Join(devs, ", "))
 }

@@ -20,8 +20,27 @@ import (
 // the eBPF program.
 
 // dbusTimeout bounds every call that talks to systemd: a dbus or systemd
-// that stopped answering makes husk fail, not hang.
+// that stopped answering makes husk fail, not hang. As root the library
+// talks to systemd through the system bus (dbus-daemon), and through
+// systemd's private socket only when the bus cannot be reached.
 const dbusTimeout = 45 * time.Second
+
+// dbusTimeoutEnv overrides dbusTimeout (a Go duration such as "5s"); the
+// tests use it to see a hung D-Bus without waiting 45 s.
+const dbusTimeoutEnv = "HUSK_DBUS_TIMEOUT"
+
+// callTimeout is dbusTimeout or the value of HUSK_DBUS_TIMEOUT.
+func callTimeout() (time.Duration, error) {
+	v, ok := os.LookupEnv(dbusTimeoutEnv)
+	if !ok || v == "" {
+		return dbusTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q: want a positive duration such as 45s", dbusTimeoutEnv, v)
+	}
+	return d, nil
+}
 
 // newSystemd is the manager of a container's systemd scope; paths are
 // the ones recorded at create, nil to compute them.
@@ -32,6 +51,10 @@ func newSystemd(cg *configs.Cgroup, id string, paths map[string]string) (*Manage
 	name := cg.Name
 	if name == "" {
 		name = id
+	}
+	timeout, err := callTimeout()
+	if err != nil {
+		return nil, err
 	}
 	props, err := configs.SystemdProperties(cg.SystemdProps)
 	if err != nil {
@@ -46,12 +69,21 @@ func newSystemd(cg *configs.Cgroup, id string, paths map[string]string) (*Manage
 		Resources:    &cgroups.Resources{},
 		SystemdProps: props,
 	}
+	m := &Manager{layout: HostLayout(), systemd: unitName(lc)}
+	if dbusStuck.Load() && m.layout == V2 {
+		// The library would wait for ever on its stuck connection.
+		stuck, err := newStuck(lc, m.systemd, paths[""], timeout)
+		if err != nil {
+			return nil, err
+		}
+		m.v2, m.unified = stuck, readControllers(fs2Root)
+		return m, nil
+	}
 	mgr, err := manager.NewWithPaths(lc, paths)
 	if err != nil {
 		return nil, fmt.Errorf("systemd unit %s: %w", unitName(lc), err)
 	}
-	m := &Manager{layout: HostLayout(), systemd: unitName(lc)}
-	timed := timedManager{mgr, m.systemd}
+	timed := timedManager{mgr, m.systemd, timeout}
 	if m.layout == V2 {
 		m.v2 = timed
 		m.unified = readControllers(fs2Root)
@@ -89,7 +121,8 @@ func noSystemd() error {
 // this covers one that does not answer at all.
 type timedManager struct {
 	cgroups.Manager
-	unit string
+	unit    string
+	timeout time.Duration
 }
 
 func (t timedManager) timed(what string, call func() error) error {
@@ -98,8 +131,9 @@ func (t timedManager) timed(what string, call func() error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(dbusTimeout):
-		return fmt.Errorf("systemd unit %s: %s: no answer from systemd over D-Bus in %s", t.unit, what, dbusTimeout)
+	case <-time.After(t.timeout):
+		dbusStuck.Store(true)
+		return fmt.Errorf("systemd unit %s: %s: no answer from systemd over D-Bus in %s", t.unit, what, t.timeout)
 	}
 }
 

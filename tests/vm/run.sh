@@ -13,6 +13,8 @@
 #   VM_MODE      test (default); bench (runs the benchmark with VM_BENCH_ARGS);
 #                script (runs the host file VM_SCRIPT with bash in the guest,
 #                its output as TAP comments: a way to look around in a guest)
+#   VM_FILTER    only the tests whose names match this regex (bats -f)
+#   VM_ENV       NAME=VALUE words exported to the suites in the guest
 #   VM_TIMEOUT   seconds one setup may take, boot included (default 1800)
 #   VM_BOOT_TIMEOUT  seconds until the guest's runner must have started;
 #                a guest that never gets there is retried once (default 240)
@@ -34,6 +36,8 @@ VM_MEM="${VM_MEM:-2048}"
 VM_SMP="${VM_SMP:-2}"
 VM_CPU="${VM_CPU:-max}"
 VM_SCRIPT="${VM_SCRIPT:-}"
+VM_FILTER="${VM_FILTER:-}"
+VM_ENV="${VM_ENV:-}"
 VM_BENCH_ARGS="${VM_BENCH_ARGS:--n 20}"
 GO="${GO:-go}"
 
@@ -111,6 +115,11 @@ for entry in $VM_SUITES; do
 	done
 done
 echo "$VM_MODE" >"$data/mode"
+printf '%s' "$VM_FILTER" >"$data/filter"
+for kv in $VM_ENV; do
+	[[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "VM_ENV: '$kv' is not NAME=VALUE"
+	printf '%s\n' "$kv"
+done >"$data/env"
 [ -z "$VM_SCRIPT" ] || cp "$VM_SCRIPT" "$data/script"
 echo "$VM_BENCH_ARGS" >"$data/bench-args"
 size=$(($(du -sm "$data" | cut -f1) + 64))

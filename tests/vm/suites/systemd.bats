@@ -7,12 +7,20 @@
 load ../../integration/helpers
 
 setup() {
+	# Skip before building a bundle: seconds per test under TCG.
+	case "$BATS_TEST_DESCRIPTION" in
+	"systemd: without systemd running"*) [ "$(cat /proc/1/comm)" != systemd ] || skip "PID 1 is systemd" ;;
+	*) need_systemd ;;
+	esac
 	setup_husk
 	set_ns cgroup
 }
 
 teardown() {
 	local u
+	# A dbus-daemon a test stopped is let go first: nothing below may hang.
+	[ -s "${TEST_DIR:-/nonexistent}/stopped-dbus" ] && kill -CONT "$(cat "$TEST_DIR/stopped-dbus")" 2>/dev/null || true
+	[ -n "${TRACEFS:-}" ] && echo 0 >"$TRACEFS/events/cgroup/cgroup_attach_task/enable" 2>/dev/null || true
 	for u in $(systemctl list-units --all --plain --no-legend 'husk-husk-t*' 2>/dev/null | awk '{print $1}'); do
 		systemctl stop "$u" >/dev/null 2>&1 || true
 		systemctl reset-failed "$u" >/dev/null 2>&1 || true
@@ -164,10 +172,13 @@ scope_id() {
 	local base i left
 	base="$(scope_id)"
 	set_args true
+	# husk run deletes the container when it exits (as runc run without
+	# --keep): each run is one run/delete cycle.
 	for i in $(seq 100); do
 		sd run --bundle "$BUNDLE" "$base-$i" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || fail "run $i: $(cat "$TEST_DIR/err")"
-		sd delete "$base-$i" 2>/dev/null || true
 	done
+	run -0 husk list -q
+	[ -z "$output" ] || fail "containers left: $output"
 	left="$(systemctl list-units --all --plain --no-legend "husk-$base-*")"
 	[ -z "$left" ] || fail "units left: $left"
 	left="$(find /sys/fs/cgroup -maxdepth 3 -type d -name "husk-$base-*")"
@@ -185,4 +196,64 @@ scope_id() {
 	id="$(scope_id)"
 	run -0 sd run --bundle "$BUNDLE" "$id" </dev/null
 	[ "$(unit_state "husk-$id.scope")" = "not-found inactive" ] || fail "unit left: $(unit_state "husk-$id.scope")"
+}
+
+@test "systemd: a hung D-Bus (dbus-daemon stopped) fails create in bounded time naming D-Bus and the unit, leaves nothing, and works after SIGCONT" {
+	need_systemd
+	local id unit dbus
+	# As root the cgroup library talks to systemd through the system bus
+	# (dbus-daemon), and through /run/systemd/private only when the bus is
+	# unreachable: a stopped dbus-daemon accepts the connection and never
+	# answers. HUSK_DBUS_TIMEOUT shortens the 45 s bound for TCG.
+	dbus="$(systemctl show -P MainPID dbus.service)"
+	[ -n "$dbus" ] && [ "$dbus" != 0 ] || skip "no dbus-daemon running"
+	set_args true
+	id="$(scope_id)"
+	unit="husk-$id.scope"
+	echo "$dbus" >"$TEST_DIR/stopped-dbus"
+	kill -STOP "$dbus"
+	run ! --separate-stderr env HUSK_DBUS_TIMEOUT=4s timeout -k 5 150 \
+		"$HUSK_BIN" --root "$HUSK_ROOT" --systemd-cgroup run --bundle "$BUNDLE" "$id" </dev/null
+	kill -CONT "$dbus"
+	rm "$TEST_DIR/stopped-dbus"
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+		fail "husk hung on a stopped dbus-daemon: $stderr"
+	fi
+	echo "# stderr: $stderr" >&3
+	assert_contains "$stderr" "systemd unit $unit" "no answer from systemd over D-Bus in 4s"
+	assert_no_container "$id"
+	[ ! -d "/sys/fs/cgroup/system.slice/$unit" ] || fail "scope cgroup left"
+	# The same id works once dbus answers again, and leaves no unit.
+	run -0 sd run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(unit_state "$unit")" = "not-found inactive" ] || fail "unit left: $(unit_state "$unit")"
+	[ ! -d "/sys/fs/cgroup/system.slice/$unit" ] || fail "scope cgroup left after the second run"
+	# A bad timeout value is refused naming the variable.
+	run ! --separate-stderr env HUSK_DBUS_TIMEOUT=soon "$HUSK_BIN" --root "$HUSK_ROOT" --systemd-cgroup run --bundle "$BUNDLE" "$(scope_id)" </dev/null
+	assert_contains "$stderr" HUSK_DBUS_TIMEOUT soon
+}
+
+@test "systemd: an exec'd process is born in the container's scope, never moved there" {
+	need_systemd
+	local id unit
+	id="$(scope_id)"
+	unit="husk-$id.scope"
+	set_args sleep 1000
+	sd create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- || fail "create: $(cat "$TEST_DIR/err")"
+	run -0 sd start "$id"
+	TRACEFS=/sys/kernel/tracing
+	[ -e "$TRACEFS/events/cgroup/cgroup_attach_task/enable" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null || true
+	[ -e "$TRACEFS/events/cgroup/cgroup_attach_task/enable" ] || skip "no tracefs with the cgroup_attach_task event"
+	# Every move of a task between cgroups is traced; a process born in
+	# its cgroup (clone3 CLONE_INTO_CGROUP) is never moved.
+	echo >"$TRACEFS/trace"
+	echo 1 >"$TRACEFS/events/cgroup/cgroup_attach_task/enable"
+	run sd exec "$id" cat /proc/self/cgroup
+	echo 0 >"$TRACEFS/events/cgroup/cgroup_attach_task/enable"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$output" = "0::/" ] || fail "/proc/self/cgroup inside: $output"
+	local moves
+	moves="$(grep cgroup_attach_task "$TRACEFS/trace" | grep -F "$unit" || true)"
+	[ -z "$moves" ] || fail "a process was moved into the scope (not born there): $moves"
+	[ -z "$(grep cgroup_attach_task "$TRACEFS/trace" | grep -E 'comm=husk' || true)" ] || fail "husk moved a task: $(cat "$TRACEFS/trace")"
+	run -0 sd delete --force "$id"
 }
