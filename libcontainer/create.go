@@ -125,7 +125,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	}
 	// Saved before anything joins the cgroups: if husk dies mid-create,
 	// delete --force finds them here.
-	if err := createState(c.dir, c.State); err != nil {
+	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
 	trace.Mark("prepare")

@@ -121,32 +121,6 @@ func TestWritePidFileAtomic(t *testing.T) {
 	}
 }
 
-// The first state.json is written straight, mode 0600 whatever the
-// umask, and only once: a second create of it fails.
-func TestCreateStateOnce(t *testing.T) {
-	dir := t.TempDir()
-	old := unix.Umask(0o077 | 0o100)
-	defer unix.Umask(old)
-	in := &State{ID: "c1", Bundle: "/b", Config: &configs.Config{Rootfs: "/b/rootfs"}}
-	if err := createState(dir, in); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(filepath.Join(dir, stateFile))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("state.json: %v, %v", fi, err)
-	}
-	out, err := loadState(dir, false)
-	if err != nil || out.Bundle != "/b" || out.Config.Rootfs != "/b/rootfs" {
-		t.Errorf("loaded %+v, %v", out, err)
-	}
-	if err := createState(dir, in); err == nil {
-		t.Error("a second createState succeeded")
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("files left: %v", entries)
-	}
-}
-
 func TestPasswdName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "passwd")
 	data := "root:x:0:0:root:/root:/bin/sh\n+nis::1000::::\nbad line\nalice:x:1000:1000::/home/alice:/bin/sh\n"

@@ -98,36 +98,6 @@ func saveState(dir string, s *State) error {
 	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
 }
 
-// createState writes the first state.json of a container being created,
-// straight into a new file: no temporary file and rename, since no
-// reader waits for it (Load takes the lock create holds; List skips a
-// state it cannot read, as it skips any create in progress). Creating a
-// file is one of the dearest steps of a start on ext4, which /run is on
-// hosts without a tmpfs there.
-func createState(dir string, s *State) error {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
-	}
-	path := filepath.Join(dir, stateFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o600) // whatever the umask
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 func loadState(dir string, partial bool) (*State, error) {
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
