@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/sirupsen/logrus"
 )
@@ -70,6 +71,10 @@ func Run(ctx context.Context, name, op string, in, out any) error {
 	cmd := exec.CommandContext(ctx, path, op)
 	cmd.Stdin = bytes.NewReader(data)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A helper dies with husk: after a kill -9 of husk mid-ADD, husk-cni
+	// must not go on changing the network (or undo its ADD) while
+	// `delete --force` cleans up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	runErr := cmd.Run()
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	last := ""
