@@ -244,7 +244,7 @@ func (m *Manager) checkFresh() error {
 	var pids []int
 	for _, dir := range m.Paths() {
 		p, err := cgroups.GetAllPids(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err != nil && !gone(err) {
 			return fmt.Errorf("list the processes of cgroup %s: %w", dir, err)
 		}
 		pids = append(pids, p...)

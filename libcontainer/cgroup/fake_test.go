@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
 )
 
 // The v2 code path over a fake cgroupfs: a temp dir holding the files a
@@ -242,6 +244,20 @@ func TestCgroupPath(t *testing.T) {
 	} {
 		if got, err := cgroupPath(tc.in, "c1"); got != tc.want || err != nil {
 			t.Errorf("cgroupPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// A cgroup removed under a reader (ENODEV from its open directory, as
+// when systemd drops an emptied scope) counts as gone, like ENOENT.
+func TestGoneCgroup(t *testing.T) {
+	for err, want := range map[error]bool{
+		fmt.Errorf("read cgroup.procs: %w", unix.ENODEV): true,
+		fmt.Errorf("open: %w", os.ErrNotExist):           true,
+		fmt.Errorf("read: %w", unix.EACCES):              false,
+	} {
+		if gone(err) != want {
+			t.Errorf("gone(%v) = %v, want %v", err, !want, want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func (m *Manager) Frozen() (bool, error) {
 // Pids lists every process of the container, sub-cgroups included.
 func (m *Manager) Pids() ([]int, error) {
 	pids, err := m.main().GetAllPids()
-	if errors.Is(err, os.ErrNotExist) {
+	if gone(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -137,4 +137,11 @@ func (m *Manager) KillAll(timeout time.Duration) error {
 		}
 		time.Sleep(delay)
 	}
+}
+
+// gone reports an error from a cgroup that no longer exists: ENOENT, or
+// ENODEV from reading a directory removed while it was open (systemd
+// removes an emptied scope's cgroup on its own, at any moment).
+func gone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV)
 }
