@@ -6,7 +6,9 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/containerd/console v1.0.5
 	github.com/containernetworking/cni v1.3.1
+	github.com/coreos/go-systemd/v22 v22.6.0
 	github.com/cyphar/filepath-securejoin v0.7.0
+	github.com/godbus/dbus/v5 v5.1.0
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/opencontainers/cgroups v0.1.0
 	github.com/opencontainers/runtime-spec v1.3.0
@@ -19,8 +21,6 @@ require (
 )
 
 require (
-	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
-	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
 	go.opentelemetry.io/otel v1.29.0 // indirect
 	go.opentelemetry.io/otel/trace v1.29.0 // indirect
