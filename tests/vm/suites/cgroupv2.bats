@@ -35,6 +35,22 @@ wait_for() {
 	fail "no line matching '$2' in $1: $(cat "$1" 2>/dev/null)"
 }
 
+# refused_each SPEC...: each SPEC is 'JQ|FIELD', a linux.resources
+# assignment and the field its error must name; husk run of a spec with
+# only that resource fails naming linux.resources.FIELD and leaves nothing.
+refused_each() {
+	local id field spec
+	for spec in "$@"; do
+		id="$(new_id)"
+		field="${spec#*|}"
+		update_config "del(.linux.resources) | .linux.resources.${spec%|*}"
+		run ! --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
+		assert_contains "$stderr" "linux.resources.$field"
+		assert_no_container "$id"
+		[ -z "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$id")" ] || fail "cgroup of $id left ($field)"
+	done
+}
+
 @test "cgroupv2: memory.max 32M and a 64 MB allocation: OOM-killed, exit 137, events reports the oom" {
 	local id dir
 	id="$(new_id)"
@@ -297,20 +313,11 @@ tracefs() {
 }
 
 @test "cgroupv2: a v1-only field is refused naming it, and leaves nothing behind" {
-	local id field spec
-	for spec in 'memory = {"swappiness": 10}|memory.swappiness' \
+	refused_each 'memory = {"swappiness": 10}|memory.swappiness' \
 		'memory = {"kernelTCP": 1048576}|memory.kernelTCP' \
 		'network = {"classID": 1048577}|network.classID' \
 		'cpu = {"realtimeRuntime": 1000}|cpu.realtimeRuntime' \
-		'blockIO = {"leafWeight": 100}|blockIO.leafWeight'; do
-		id="$(new_id)"
-		field="${spec#*|}"
-		update_config "del(.linux.resources) | .linux.resources.${spec%|*}"
-		run ! --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-		assert_contains "$stderr" "linux.resources.$field"
-		assert_no_container "$id"
-		[ -z "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$id")" ] || fail "cgroup of $id left ($field)"
-	done
+		'blockIO = {"leafWeight": 100}|blockIO.leafWeight'
 }
 
 @test "cgroupv2: events --stats and ps read the v2 files" {
@@ -408,16 +415,7 @@ check_files() {
 }
 
 @test "cgroupv2: rdma for a device the host lacks, misc with no capacity, weightDevice without BFQ: refused naming the field, nothing left" {
-	local id spec field
-	for spec in 'rdma = {"husk_nodev0": {"hcaHandles": 10}}|rdma' \
+	refused_each 'rdma = {"husk_nodev0": {"hcaHandles": 10}}|rdma' \
 		'unified = {"misc.max": "husk_nores 1"}|unified["misc.max"]' \
-		'blockIO = {"weightDevice": [{"major": 254, "minor": 0, "weight": 300}]}|blockIO.weightDevice'; do
-		id="$(new_id)"
-		field="${spec#*|}"
-		update_config "del(.linux.resources) | .linux.resources.${spec%|*}"
-		run ! --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-		assert_contains "$stderr" "linux.resources.$field"
-		assert_no_container "$id"
-		[ -z "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$id")" ] || fail "cgroup of $id left ($field)"
-	done
+		'blockIO = {"weightDevice": [{"major": 254, "minor": 0, "weight": 300}]}|blockIO.weightDevice'
 }
