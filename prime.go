@@ -1,18 +1,22 @@
 package main
 
-// The kernel's first move of a process into a cgroup after a quiet spell
-// waits for an RCU grace period (cgroup_threadgroup_rwsem's rcu_sync, 6
-// to 15 ms on a busy host); moves that follow within a grace period or
-// two are cheap. create, run and exec each move a new init into the
-// container's cgroups, and that wait was the largest phase of a start.
-// So, before the Go runtime even boots, a C constructor starts a thread
-// that moves husk into the cgroup it is already in (a no-op migration,
-// which takes the same lock): the wait then runs in parallel with the
-// runtime's boot and the config, not on the start's path. It does
+// The kernel's first move of a process into a cgroup by pid after a quiet
+// spell waits for an RCU grace period (cgroup_threadgroup_rwsem's
+// rcu_sync: 4 to 30 ms on a 2-core host), and holds cgroup_mutex
+// meanwhile, which every cgroup mkdir and write on the host waits for.
+// husk's own starts mostly avoid it: with the cgroupfs driver, init and a
+// plainly exec'd process enter their cgroups themselves (clone3 into the
+// v2 directory, "0" written to the v1 tasks files; libcontainer/cgroup:
+// Entry), which takes no such lock. Where husk still moves a process by
+// pid (the systemd driver, a caller without root, an exec with a
+// terminal whose Go init is moved in before its execve), a C constructor
+// primes the lock before the Go runtime even boots: a thread moves husk
+// into the cgroup it is already in (a no-op migration, which takes the
+// same lock), so the wait runs in parallel with the runtime's boot and
+// the config rather than on the start's path. Priming elsewhere would
+// only hold cgroup_mutex while the start makes its cgroups. It does
 // nothing for other commands (and `husk init`), and nothing when it
-// cannot: it is only ever an optimisation. (Pure cgroup v2 hosts that
-// clone init straight into its cgroup, CLONE_INTO_CGROUP, take no such
-// lock, so nothing is primed there.)
+// cannot: it is only ever an optimisation.
 
 /*
 #include <fcntl.h>
@@ -38,13 +42,16 @@ static void *husk_prime_run(void *arg)
 	return NULL;
 }
 
-// husk_prime_wanted: is this create, run or exec (any argument equal to
-// one: a flag value that happens to be "run" only costs a prime)?
+// husk_prime_wanted: is this a create, run or exec that moves a process
+// by pid (see above): --systemd-cgroup, a caller without root, or an exec
+// with a terminal? Any argument equal to a command name counts (a flag
+// value that happens to be "run" only costs a prime).
 static int husk_prime_wanted(void)
 {
 	char buf[4096];
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	int start = 0, exec = 0, moves = geteuid() != 0, tty = 0;
 	char *p, *end;
 	if (fd >= 0)
 		close(fd);
@@ -55,10 +62,13 @@ static int husk_prime_wanted(void)
 	p = buf + strlen(buf) + 1; // skip argv[0]
 	if (p < end && strcmp(p, "init") == 0)
 		return 0;
-	for (; p < end; p += strlen(p) + 1)
-		if (!strcmp(p, "create") || !strcmp(p, "run") || !strcmp(p, "exec"))
-			return 1;
-	return 0;
+	for (; p < end; p += strlen(p) + 1) {
+		start |= !strcmp(p, "create") || !strcmp(p, "run");
+		exec |= !strcmp(p, "exec");
+		moves |= !strncmp(p, "--systemd-cgroup", 16);
+		tty |= !strcmp(p, "-t") || !strcmp(p, "--tty") || !strncmp(p, "--tty=", 6);
+	}
+	return (start || exec) && (moves || (exec && tty));
 }
 
 // husk_prime_find sets husk_prime_path to this process's cgroup.procs in

@@ -2,7 +2,6 @@ package libcontainer
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -36,9 +35,10 @@ func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 // without cgroups) places nothing.
 type cgroupPlacement struct {
 	m *cgroup.Manager
-	// dir is the cgroup v2 directory init is born in (pure v2 hosts);
-	// nil where init is moved in by pid (join).
-	dir *os.File
+	// entry is how init enters the cgroups without being moved by pid
+	// (cgroup.Entry); nil where it is moved in (join): the systemd
+	// driver.
+	entry *cgroup.Entry
 	// limits applies linux.resources once: after nsexec's forks and
 	// before the runtime hooks or READY, as runc does (a pids limit of 1
 	// would refuse nsexec's own fork; a memory limit does not count
@@ -46,17 +46,19 @@ type cgroupPlacement struct {
 	limits func() error
 }
 
-// placeCgroups prepares the cgroups of a container being created: on a
-// pure v2 host it makes the directory for init to be born in. For a
-// caller without root in cgroups of its own, the device rules are left
-// out, as runc does: writing them needs CAP_SYS_ADMIN on the host, and
-// such a container reaches only host nodes bound into it.
+// placeCgroups prepares the cgroups of a container being created: it
+// makes them, without limits, and opens them for init to enter (the
+// cgroupfs driver; systemd makes its scope with init in it, at join).
+// For a caller without root in cgroups of its own, the device rules are
+// left out, as runc does: writing them needs CAP_SYS_ADMIN on the host,
+// and such a container reaches only host nodes bound into it.
 func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPlacement, error) {
 	if m == nil {
 		return &cgroupPlacement{limits: func() error { return nil }}, nil
 	}
+	unprivileged := r.Cgroups && r.Caller.Unprivileged()
 	apply := m.Set
-	if r.Cgroups && r.Caller.Unprivileged() {
+	if unprivileged {
 		apply = m.Update
 	}
 	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
@@ -65,20 +67,22 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 		}
 		return nil
 	})}
-	if m.Layout() != cgroup.V2 || m.Systemd() {
-		// systemd makes the scope with init in it (Apply).
+	if m.Systemd() || (unprivileged && m.Layout() != cgroup.V2) {
+		// v1 cgroups of a caller without root may be made only in part
+		// (Apply skips what it cannot make): moved in by pid, as before.
 		return p, nil
 	}
 	if err := m.Create(); err != nil {
 		return nil, err
 	}
 	var err error
-	p.dir, err = m.CloneDir()
+	p.entry, err = m.Entry(!unprivileged)
 	return p, err
 }
 
-// join moves init (pid) into the cgroups, when it was not born there:
-// the step startInit takes before sending nsexec its bootstrap message.
+// join moves init (pid) into the cgroups, when it did not enter them
+// itself: the step startInit takes before sending nsexec its bootstrap
+// message.
 func (p *cgroupPlacement) join(pid int) error {
 	if p.m == nil {
 		return nil
@@ -87,9 +91,7 @@ func (p *cgroupPlacement) join(pid int) error {
 }
 
 func (p *cgroupPlacement) close() {
-	if p.dir != nil {
-		p.dir.Close()
-	}
+	p.entry.Close()
 }
 
 // cgroups is the manager of the container's recorded cgroups.
@@ -221,10 +223,11 @@ func (c *Container) NotifyOOM(stop <-chan struct{}) (<-chan struct{}, error) {
 	return m.NotifyOOM(stop)
 }
 
-// execCgroups is the cgroup directory an exec'd process is born in on a
-// pure v2 host (nil elsewhere: JoinCgroups moves it). A pids limit needs
-// no check here: see Exec.
-func (c *Container) execCgroups() (*os.File, error) {
+// execCgroups is how an exec'd process enters the container's cgroups
+// itself (cgroup.Entry): nil where JoinCgroups moves it (the systemd
+// driver, a rootless container). A pids limit needs no check here: see
+// Exec.
+func (c *Container) execCgroups() (*cgroup.Entry, error) {
 	if len(c.State.CgroupPaths) == 0 {
 		return nil, nil // a rootless container without cgroups
 	}
@@ -232,7 +235,11 @@ func (c *Container) execCgroups() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.CloneDir()
+	rootless := c.State.Config == nil || c.State.Config.RootlessEUID
+	if rootless && m.Layout() != cgroup.V2 {
+		return nil, nil
+	}
+	return m.Entry(!rootless)
 }
 
 // JoinCgroups moves pid (a process exec'd into the container) into the

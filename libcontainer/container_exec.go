@@ -52,7 +52,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err := setSubreaper(); err != nil {
 		return 0, err
 	}
-	cgroupDir, err := c.execCgroups()
+	entry, err := c.execCgroups()
 	if err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
@@ -71,23 +71,19 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	msg.Plan = plan
 	if plan == nil {
 		logrus.Debugf("exec: the Go init sets the process up (%s), outside the container's cgroups until its execve", why)
-		if cgroupDir != nil {
-			cgroupDir.Close()
-			cgroupDir = nil
-		}
+		entry.Close()
+		entry = nil
 	} else {
 		logrus.Debugf("exec: nsexec sets the process up in C (no Go runtime in the container)")
 	}
-	if cgroupDir != nil {
-		defer cgroupDir.Close()
-	}
+	defer entry.Close()
 	pid, err := startInit(&initRequest{
 		cfg:       cfg,
 		msg:       msg,
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		cgroupDir: cgroupDir,
+		entry:     entry,
 		join:      join,
 		joinLate:  plan == nil,
 	})

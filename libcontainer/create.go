@@ -134,6 +134,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		return err
 	}
 	defer place.close()
+	trace.Mark("cgroups")
 	pid, err := startInit(&initRequest{
 		cfg:       cfg,
 		msg:       bootstrapMessage(cfg),
@@ -141,7 +142,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		fifoPath:  fifo,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		cgroupDir: place.dir,
+		entry:     place.entry,
 		join:      place.join,
 		runtimeHooks: func(pid int) error {
 			if err := place.limits(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/husk-runtime/husk/libcontainer/trace"
@@ -31,11 +32,14 @@ type initRequest struct {
 	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
 	preserved []*os.File
-	// cgroupDir, when set, is the container's cgroup v2 directory: init
-	// is born in it (clone3 CLONE_INTO_CGROUP) and join is skipped.
-	cgroupDir *os.File
+	// entry, when set, is how init enters the container's cgroups
+	// itself: born in the v2 directory (clone3 CLONE_INTO_CGROUP), and
+	// nsexec writing "0" to the v1 tasks files first thing. join is then
+	// skipped (see cgroup.Entry: no wait for the kernel's RCU grace
+	// period).
+	entry *cgroup.Entry
 	// join puts init into the container's cgroups (before nsexec runs),
-	// when it was not born there.
+	// when it did not enter them itself.
 	join func(pid int) error
 	// joinLate (an exec's Go init) joins after READY instead, right
 	// before the process's execve (EXEC_GO): Go's threads never count
@@ -84,8 +88,17 @@ func startInit(r *initRequest) (int, error) {
 	}
 	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
 	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
-	closeOnExecAll()                             // only what cmd names reaches init
-	cmd, born, err := startInCgroup(r.cgroupDir, func() *exec.Cmd {
+	var dir *os.File
+	if r.entry != nil {
+		dir = r.entry.Dir
+		r.msg.CgroupTasks = nil
+		for _, f := range r.entry.Tasks {
+			r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
+			files = append(files, f)
+		}
+	}
+	closeOnExecAll() // only what cmd names reaches init
+	cmd, born, err := startInCgroup(dir, func() *exec.Cmd {
 		return &exec.Cmd{
 			Path:       exe,
 			Args:       []string{"husk", "init"},
@@ -102,7 +115,7 @@ func startInit(r *initRequest) (int, error) {
 	if err != nil {
 		logR.Close()
 		if errors.Is(err, unix.EAGAIN) && born {
-			return 0, fmt.Errorf("start husk init in cgroup %s: clone3: %w: no room for the process under the container's pids.max", r.cgroupDir.Name(), err)
+			return 0, fmt.Errorf("start husk init in cgroup %s: clone3: %w: no room for the process under the container's pids.max", dir.Name(), err)
 		}
 		return 0, fmt.Errorf("start husk init: %w", err)
 	}
@@ -111,16 +124,17 @@ func startInit(r *initRequest) (int, error) {
 
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
-	// inside the container's cgroups.
-	if !born && !r.joinLate {
+	// inside the container's cgroups (with an entry, nsexec's first step
+	// is to write itself into the v1 ones).
+	if r.entry.NeedsMove(born) && !r.joinLate {
 		if err := r.join(cmd.Process.Pid); err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 			return 0, err
 		}
+		trace.Mark("join")
 	}
 	logNamespaces(r.msg)
-	trace.Mark("cgroups")
 	pid, err := runNsexec(sock, r.msg, r.maps)
 	trace.Mark("nsexec")
 	if err != nil {

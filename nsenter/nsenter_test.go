@@ -57,6 +57,7 @@ func TestParseRoundTrip(t *testing.T) {
 		},
 		{NsPaths: []string{"mnt:/m", "uts:/u", "pid:/p", "cgroup:/c", "time:/t"}},
 		{OomScoreAdj: "1"}, // payload length not a multiple of 4: padded
+		{CgroupTasks: []uint32{3, 7, 12}},
 	} {
 		got, err := ParseBootstrap(m.Encode())
 		if err != nil {
@@ -123,6 +124,11 @@ func TestParseMalformed(t *testing.T) {
 		{"no colon", message(str(bootstrap.AttrNsPaths, "net")), `entry "net" is not name:path`},
 		{"empty path", message(str(bootstrap.AttrNsPaths, "net:")), `entry "net:" is not name:path`},
 		{"empty entry", message(str(bootstrap.AttrNsPaths, "net:/a,,uts:/b")), `entry "" is not name:path`},
+		{"cgroup tasks size", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, []byte{5, 0, 0})), "CGROUP_TASKS: 3 bytes, want 4 per fd"},
+		{"cgroup tasks empty", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, nil)), "CGROUP_TASKS: 0 bytes"},
+		{"cgroup tasks stdio", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, nl.Uint32Attr(2))), "CGROUP_TASKS: fd 2 out of range"},
+		{"cgroup tasks too many", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, make([]byte, 4*33))), "1 to 32 fds"},
+		{"cgroup tasks twice", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, nl.Uint32Attr(5)), nl.NewRtAttr(bootstrap.AttrCgroupTasks, nl.Uint32Attr(6))), "CGROUP_TASKS appears twice"},
 		{"too many paths", message(str(bootstrap.AttrNsPaths, strings.Repeat("net:/a,", 16)+"net:/a")), "more than 16 entries"},
 	} {
 		_, err := ParseBootstrap(c.in)
@@ -163,9 +169,10 @@ type initProc struct {
 	pid    int      // the forked Go init, once known
 }
 
-// startInit runs the test binary with the init socket on fd 3 and writes
-// msg to it. Cleanup reaps the first process and the forked one.
-func startInit(t *testing.T, msg []byte) *initProc {
+// startInit runs the test binary with the init socket on fd 3 (and
+// extra on 4, 5, …) and writes msg to it. Cleanup reaps the first process
+// and the forked one.
+func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("namespaces need root")
@@ -187,7 +194,7 @@ func startInit(t *testing.T, msg []byte) *initProc {
 	child := os.NewFile(uintptr(fds[1]), "child")
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
-	p.cmd.ExtraFiles = []*os.File{child}
+	p.cmd.ExtraFiles = append([]*os.File{child}, extra...)
 	if p.stderr, err = os.CreateTemp(t.TempDir(), "stderr"); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +218,7 @@ func (p *initProc) reap() {
 	if p.pid > 0 {
 		_ = unix.Kill(p.pid, unix.SIGKILL)
 		_, _ = unix.Wait4(p.pid, nil, 0, nil)
+		p.pid = 0
 	}
 	p.stderr.Close()
 }
@@ -386,6 +394,40 @@ func TestErrors(t *testing.T) {
 	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: unexpected end of file") {
 		t.Errorf("exit %v, stderr %q", err, p.stderrText())
 	}
+}
+
+// TestJoinCgroupTasks: nsexec writes itself into the v1 tasks files it
+// is given, first thing, so the process it forks starts there; a file it
+// cannot write fails naming it.
+func TestJoinCgroupTasks(t *testing.T) {
+	root := "/sys/fs/cgroup/pids"
+	if _, err := os.Stat(root + "/tasks"); err != nil {
+		t.Skip("no cgroup v1 pids hierarchy at", root, "(pure cgroup v2 host):", err)
+	}
+	dir, err := os.MkdirTemp(root, "husk-nsenter-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Rmdir(dir)
+	tasks, err := os.OpenFile(dir+"/tasks", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tasks.Close()
+	p := startInit(t, (&bootstrap.Message{CgroupTasks: []uint32{4}}).Encode(), tasks)
+	pid, _ := p.finish()
+	if got, want := readProc(t, pid, "cgroup"), ":pids:/"+strings.TrimPrefix(dir, root+"/")+"\n"; !strings.Contains(got, want) {
+		t.Errorf("Go init's /proc/PID/cgroup lacks %q:\n%s", want, got)
+	}
+	p.reap() // empty the cgroup for Rmdir
+
+	ro, err := os.Open(dir + "/tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	startInit(t, (&bootstrap.Message{CgroupTasks: []uint32{4}}).Encode(), ro).
+		fail(`nsexec: join cgroup: write "0" to ` + dir + `/tasks (fd 4): Bad file descriptor`)
 }
 
 // TestManyInARow starts Go in many forked inits: Go >= 1.22 aborts in a

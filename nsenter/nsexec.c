@@ -2,7 +2,7 @@
  * nsexec: the C stage of `husk init`, run before the Go runtime starts
  * (constructor in nsenter.go); a no-op unless _HUSK_INITPIPE is set. On that
  * socket (protocol: libcontainer/bootstrap/protocol.go) it reads the
- * bootstrap message, writes oom_score_adj, opens every namespace path and
+ * bootstrap message, enters the v1 cgroups it names, writes oom_score_adj, opens every namespace path and
  * then setns each (a joined user namespace between the others: see
  * join_namespaces), unshares a user namespace (the parent writes its id
  * maps) and then the others, and forks: the first process sends the
@@ -177,6 +177,36 @@ static void write_file(const char *path, const char *data, const char *what)
 }
 
 /*
+ * Enters the container's v1 cgroups: "0" written to a hierarchy's tasks
+ * file moves the writing thread, which, this process being single-
+ * threaded, is all of it; and unlike a move by pid it needs no RCU grace
+ * period (libcontainer/cgroup: Entry). First thing, so all that follows
+ * and all we fork is inside.
+ */
+static void join_cgroups(const struct husk_bootstrap *b)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+	size_t i;
+
+	for (i = 0; i < b->n_cgroup_tasks; i++) {
+		int fd = b->cgroup_tasks[i], saved;
+
+		if (write(fd, "0", 1) == 1) {
+			close(fd);
+			continue;
+		}
+		saved = errno;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, path, sizeof(path) - 1);
+		path[n < 0 ? 0 : n] = '\0';
+		die("join cgroup: write \"0\" to %s (fd %d): %s", n < 0 ? "?" : path, fd, strerror(saved));
+	}
+	if (b->n_cgroup_tasks)
+		debugf("joined %zu cgroup v1 hierarchies", b->n_cgroup_tasks);
+}
+
+/*
  * In a user namespace we just entered, our host ids are unmapped until we
  * take ids of the namespace: become its root. EINVAL: 0 is not mapped;
  * EPERM on setgroups: /proc/PID/setgroups is "deny".
@@ -312,6 +342,7 @@ void husk_nsexec(void)
 	free(msg);
 	if (b.plan && husk_parse_exec_plan(b.plan, b.plan_len, &plan, err, sizeof(err)) < 0)
 		die("bootstrap message: EXEC_PLAN: %s", err);
+	join_cgroups(&b);
 	plan_given = b.plan != NULL;
 	if ((is_exec() || plan_given) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));

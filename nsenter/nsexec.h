@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define HUSK_MAX_NS 16 /* entries in NS_PATHS */
+#define HUSK_MAX_CGROUPS 32 /* fds in CGROUP_TASKS */
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -40,6 +41,8 @@ struct husk_bootstrap {
 	char *gid_map;
 	char *oom_score_adj;
 	char *timens_offsets;
+	int cgroup_tasks[HUSK_MAX_CGROUPS]; /* CGROUP_TASKS: fds of v1 tasks files */
+	size_t n_cgroup_tasks;
 	char *plan; /* EXEC_PLAN's payload (execplan.c parses it), or NULL */
 	size_t plan_len;
 };

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <linux/netlink.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -112,6 +113,28 @@ static int parse_plan_bytes(struct husk_bootstrap *b, const char *p, size_t n,
 	return 0;
 }
 
+/* CGROUP_TASKS: native-endian u32 fd numbers, at most HUSK_MAX_CGROUPS. */
+static int parse_cgroup_tasks(struct husk_bootstrap *b, const char *p, size_t n,
+			      char *err, size_t errlen)
+{
+	uint32_t fd;
+	size_t i;
+
+	if (b->n_cgroup_tasks)
+		return errf(err, errlen, "attribute CGROUP_TASKS appears twice");
+	if (n == 0 || n % sizeof(fd) || n / sizeof(fd) > HUSK_MAX_CGROUPS)
+		return errf(err, errlen, "attribute CGROUP_TASKS: %zu bytes, want 4 per fd, 1 to %d fds",
+			    n, HUSK_MAX_CGROUPS);
+	for (i = 0; i < n / sizeof(fd); i++) {
+		memcpy(&fd, p + i * sizeof(fd), sizeof(fd));
+		if (fd < 3 || fd > INT_MAX)
+			return errf(err, errlen, "attribute CGROUP_TASKS: fd %u out of range", fd);
+		b->cgroup_tasks[i] = fd;
+	}
+	b->n_cgroup_tasks = i;
+	return 0;
+}
+
 static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *err, size_t errlen)
 {
 	int have_flags = 0;
@@ -139,6 +162,12 @@ static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *er
 		if (a.nla_type == HUSK_ATTR_EXEC_PLAN) {
 			if (parse_plan_bytes(b, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
 					     err, errlen) < 0)
+				return -1;
+			continue;
+		}
+		if (a.nla_type == HUSK_ATTR_CGROUP_TASKS) {
+			if (parse_cgroup_tasks(b, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
+					       err, errlen) < 0)
 				return -1;
 			continue;
 		}

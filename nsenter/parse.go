@@ -38,6 +38,9 @@ func ParseBootstrap(b []byte) (bootstrap.Message, error) {
 		ns := out.ns[i]
 		m.NsPaths = append(m.NsPaths, C.GoString(ns.name)+":"+C.GoString(ns.path))
 	}
+	for i := 0; i < int(out.n_cgroup_tasks); i++ {
+		m.CgroupTasks = append(m.CgroupTasks, uint32(out.cgroup_tasks[i]))
+	}
 	return m, nil
 }
 

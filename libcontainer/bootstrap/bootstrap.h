@@ -19,6 +19,8 @@
 #define HUSK_ATTR_OOM_SCORE_ADJ  27285 /* string: decimal, written before fork */
 #define HUSK_ATTR_TIMENS_OFFSETS 27286 /* string: timens_offsets lines         */
 #define HUSK_ATTR_EXEC_PLAN      27287 /* nested: an exec's process, set up in C */
+#define HUSK_ATTR_CGROUP_TASKS   27288 /* u32[]: fds of v1 tasks files; nsexec
+                                          writes "0" to each, first thing      */
 
 /*
  * The attributes nested in HUSK_ATTR_EXEC_PLAN (execplan.go): the process

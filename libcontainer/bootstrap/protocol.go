@@ -91,6 +91,7 @@ const (
 	AttrGIDMap        = C.HUSK_ATTR_GIDMAP
 	AttrOomScoreAdj   = C.HUSK_ATTR_OOM_SCORE_ADJ
 	AttrTimensOffsets = C.HUSK_ATTR_TIMENS_OFFSETS
+	AttrCgroupTasks   = C.HUSK_ATTR_CGROUP_TASKS
 )
 
 // SyncType is the type of a sync frame.
@@ -150,6 +151,10 @@ type Message struct {
 	GIDMap      string
 	OomScoreAdj string
 	TimeOffsets string
+	// CgroupTasks are init's fd numbers of cgroup v1 `tasks` files, open
+	// for writing: nsexec's first step writes "0" (itself) to each and
+	// closes it (libcontainer/cgroup: Entry).
+	CgroupTasks []uint32
 	// Plan, for an exec, is the process nsexec sets up and execs itself
 	// (execplan.go); nil: the Go init does it from a CONFIG.
 	Plan *ExecPlan
@@ -172,6 +177,13 @@ func (m *Message) Encode() []byte {
 		if a.v != "" {
 			req.AddData(nl.NewRtAttr(a.typ, []byte(a.v)))
 		}
+	}
+	if len(m.CgroupTasks) > 0 {
+		fds := make([]byte, 0, 4*len(m.CgroupTasks))
+		for _, fd := range m.CgroupTasks {
+			fds = binary.NativeEndian.AppendUint32(fds, fd)
+		}
+		req.AddData(nl.NewRtAttr(AttrCgroupTasks, fds))
 	}
 	if m.Plan != nil {
 		req.AddData(m.Plan.attr())
