@@ -22,7 +22,9 @@
 // The conversation on the init socketpair, in order (protocol.go):
 //
 //	step  sender        message             answer / meaning
-//	1     parent        bootstrap (netlink) nsexec joins and unshares namespaces
+//	1     parent        bootstrap (netlink) nsexec writes itself into the v1
+//	                                        cgroups' tasks files it names (inherited
+//	                                        fds), then joins and unshares namespaces
 //	2     nsexec        USERMAP_PLS(pid)    only with a new user namespace:
 //	                                        parent writes uid_map/gid_map, then
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
@@ -51,8 +53,9 @@
 //
 // An exec with a plan (execplan.go, in the bootstrap message) skips steps
 // 5-6x: after PID, nsexec's forked child sets the process up in C and
-// sends READY (or ERROR) itself, then execs it; it is born in (or moved
-// before step 1 into) the container's cgroups, as it never starts Go.
+// sends READY (or ERROR) itself, then execs it; it enters the
+// container's cgroups itself at step 1 (born in the v2 directory, or
+// writing itself into the v1 tasks files), as it never starts Go.
 //
 //	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
