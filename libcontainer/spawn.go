@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -97,18 +96,10 @@ func startInit(r *initRequest) (int, error) {
 			files = append(files, f)
 		}
 	}
-	closeOnExecAll() // only what cmd names reaches init
-	cmd, born, err := startInCgroup(dir, func() *exec.Cmd {
-		return &exec.Cmd{
-			Path:       exe,
-			Args:       []string{"husk", "init"},
-			Env:        bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
-			Stdin:      r.stdio[0],
-			Stdout:     r.stdio[1],
-			Stderr:     r.stdio[2],
-			ExtraFiles: files,
-		}
-	})
+	closeOnExecAll() // only what the child is given reaches init
+	cmd, born, err := startInCgroup(dir, exe, []string{"husk", "init"},
+		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
+		append(r.stdio[:], files...))
 	for _, f := range own {
 		f.Close()
 	}
@@ -127,9 +118,9 @@ func startInit(r *initRequest) (int, error) {
 	// inside the container's cgroups (with an entry, nsexec's first step
 	// is to write itself into the v1 ones).
 	if r.entry.NeedsMove(born) && !r.joinLate {
-		if err := r.join(cmd.Process.Pid); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+		if err := r.join(cmd.pid); err != nil {
+			cmd.kill()
+			cmd.wait()
 			return 0, err
 		}
 		trace.Mark("join")
@@ -139,10 +130,10 @@ func startInit(r *initRequest) (int, error) {
 	trace.Mark("nsexec")
 	if err != nil {
 		// nsexec may be blocked waiting for an answer that will not come.
-		cmd.Process.Kill()
+		cmd.kill()
 	}
 	// nsexec's first process exits as soon as it has forked init.
-	if werr := cmd.Wait(); err == nil && werr != nil {
+	if werr := cmd.wait(); err == nil && werr != nil {
 		err = fmt.Errorf("nsexec: %w", werr)
 	}
 	if err != nil {
@@ -165,22 +156,68 @@ func startInit(r *initRequest) (int, error) {
 	return pid, nil
 }
 
-// startInCgroup starts the command newCmd makes, born in the cgroup dir
-// when there is one (clone3 with CLONE_INTO_CGROUP: no moment in husk's
-// own cgroup, no write to cgroup.procs). A kernel that refuses it (before
-// 5.7, or a cgroup it cannot enter) gets a plain start: born reports
-// which it was.
-func startInCgroup(dir *os.File, newCmd func() *exec.Cmd) (cmd *exec.Cmd, born bool, err error) {
+// startInCgroup starts exe (argv, env; files become its fds 0, 1, 2, 3,
+// …, a nil stdio file /dev/null), born in the cgroup dir when there is
+// one (clone3 with CLONE_INTO_CGROUP: no moment in husk's own cgroup, no
+// write to cgroup.procs). A kernel that refuses it (before 5.7, or a
+// cgroup it cannot enter) gets a plain start: born reports which it was.
+//
+// syscall.ForkExec, not os/exec: the os package's first start of a child
+// in a process forks an extra one to probe pidfd support, a whole process
+// creation on every create, run and exec.
+func startInCgroup(dir *os.File, exe string, argv, env []string, files []*os.File) (c *initChild, born bool, err error) {
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		if f == nil && i < 3 {
+			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return nil, false, err
+			}
+			defer null.Close()
+			f = null
+		}
+		fds[i] = f.Fd()
+	}
+	attr := &syscall.ProcAttr{Env: env, Files: fds, Sys: &syscall.SysProcAttr{}}
 	if dir != nil {
-		cmd = newCmd()
-		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
-		if err = cmd.Start(); err == nil || errors.Is(err, unix.EAGAIN) {
-			return cmd, true, err // EAGAIN: the cgroup's pids.max is reached
+		attr.Sys = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+		pid, err := syscall.ForkExec(exe, argv, attr)
+		if err == nil || errors.Is(err, unix.EAGAIN) {
+			return &initChild{pid: pid}, true, err // EAGAIN: the cgroup's pids.max is reached
 		}
 		logrus.Debugf("clone3 into cgroup %s: %v; starting husk init outside and moving it in", dir.Name(), err)
+		attr.Sys = &syscall.SysProcAttr{}
 	}
-	cmd = newCmd()
-	return cmd, false, cmd.Start()
+	pid, err := syscall.ForkExec(exe, argv, attr)
+	return &initChild{pid: pid}, false, err
+}
+
+// initChild is nsexec's first process, reaped with wait4 (not through a
+// pidfd: see startInCgroup).
+type initChild struct{ pid int }
+
+func (c *initChild) kill() { _ = unix.Kill(c.pid, unix.SIGKILL) }
+
+// wait reaps the process: nil when it exited 0.
+func (c *initChild) wait() error {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(c.pid, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("wait for pid %d: %w", c.pid, err)
+		}
+		break
+	}
+	switch {
+	case ws.Signaled():
+		return fmt.Errorf("signal: %v", ws.Signal())
+	case ws.ExitStatus() != 0:
+		return fmt.Errorf("exit status %d", ws.ExitStatus())
+	}
+	return nil
 }
 
 // bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
