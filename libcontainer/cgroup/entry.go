@@ -57,14 +57,12 @@ func (e *Entry) NeedsMove(born bool) bool {
 }
 
 // Entry opens the container's cgroups for a process to enter them (see
-// Entry): nil for the systemd driver, whose unit is made with the
-// process in it. tasks false leaves Tasks out (a caller without root,
-// whose v1 rights husk does not probe, moves its process by pid as
-// before). The cgroups must exist (Create).
+// Entry). tasks false leaves Tasks out (a caller without root, whose v1
+// rights husk does not probe, moves its process by pid as before). The
+// cgroups must exist: made by Create, or, with the systemd driver, the
+// container's scope, which systemd makes with init in it (so Entry is for
+// exec'd processes there).
 func (m *Manager) Entry(tasks bool) (*Entry, error) {
-	if m.Systemd() {
-		return nil, nil
-	}
 	e := &Entry{}
 	if m.layout == V2 || m.layout == Hybrid {
 		dir, err := m.cloneDir()
