@@ -28,6 +28,7 @@ import (
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
+	"golang.org/x/sys/unix"
 )
 
 // Layout is how the host mounts its cgroups.
@@ -223,15 +224,35 @@ func clonePaths(p map[string]string) map[string]string {
 // Apply creates the cgroups (when missing) and moves pid into every one.
 func (m *Manager) Apply(pid int) error {
 	if m.v1 != nil {
-		if err := m.v1.Apply(pid); err != nil {
+		if err := m.parentRace(func() error { return m.v1.Apply(pid) }); err != nil {
 			return fmt.Errorf("join cgroups %s: %w", m.describe(), err)
 		}
 		return nil
 	}
-	if err := m.v2.Apply(pid); err != nil {
+	if err := m.parentRace(func() error { return m.v2.Apply(pid) }); err != nil {
 		return fmt.Errorf("join cgroup %s: %w", m.v2.Path(""), err)
 	}
 	return nil
+}
+
+// parentRaces bounds how often parentRace makes the cgroups again.
+const parentRaces = 10
+
+// parentRace runs mk (which makes the container's cgroup directories)
+// again when a directory on their path vanished meanwhile: the delete of
+// another container removes DefaultParent once it looks empty
+// (removeDefaultParent), which can fall between this create's mkdir of
+// it and of the container's own directory below it (ENOENT), or its read
+// of the parent's cpuset (ENODEV). Once the container's directory is
+// there, the parent is no longer empty and stays. Not for the systemd
+// driver, whose Apply starts a unit.
+func (m *Manager) parentRace(mk func() error) error {
+	err := mk()
+	for i := 0; i < parentRaces && m.systemd == "" && err != nil &&
+		(errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV)); i++ {
+		err = mk()
+	}
+	return err
 }
 
 // checkFresh refuses a container cgroup that already holds processes or

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,5 +83,44 @@ func TestHostEntry(t *testing.T) {
 	defer e2.Close()
 	if len(e2.Tasks) != 0 {
 		t.Errorf("Entry(false) opened %d tasks files", len(e2.Tasks))
+	}
+}
+
+// TestParentRace: creates under DefaultParent while other containers'
+// deletes remove it once it looks empty must all succeed (the parent can
+// vanish between the mkdir of it and of the container's directory).
+func TestParentRace(t *testing.T) {
+	needRoot(t)
+	if HostLayout() == V2 {
+		if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err != nil {
+			t.Skip("no writable cgroup v2 root:", err)
+		}
+	}
+	base := "husk-race-" + filepath.Base(t.TempDir())
+	errs := make(chan error, 3)
+	for w := 0; w < 3; w++ {
+		go func(w int) {
+			for i := 0; i < 40; i++ {
+				id := fmt.Sprintf("%s-%d-%d", base, w, i)
+				m, err := New(&configs.Cgroup{}, id)
+				if err == nil {
+					err = m.Create()
+				}
+				if err != nil {
+					errs <- fmt.Errorf("create %s: %w", id, err)
+					return
+				}
+				if err := m.Destroy(); err != nil {
+					errs <- fmt.Errorf("destroy %s: %w", id, err)
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < 3; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
