@@ -20,8 +20,8 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # husk is linked statically (HUSK_STATIC=0 links it dynamically): every
 # husk process, `husk init` and each exec included, then starts without the
-# dynamic loader resolving and relocating libc and libseccomp, about 0.4 ms
-# of CPU per process. cgo stays on (nsenter, libseccomp): gcc links static
+# dynamic loader resolving and relocating libc and libseccomp: about 0.3 ms
+# of CPU per process (README, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
 # glibc (libc6-dev) and libseccomp.a (libseccomp-dev; Debian's
 # libseccomp.pc has no Libs.private, so cgo's plain `pkg-config --libs
 # libseccomp` is all -static needs). netgo and osusergo keep the C
