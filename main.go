@@ -1,9 +1,11 @@
 // Command husk is an OCI container runtime with runc's command line.
 
 // Every husk process is short-lived (or waits, idle): the runtime must not
-// read the host's cgroup CPU limits at start (that parses mountinfo, which
-// is long on a busy node), re-check them periodically, or name each
-// anonymous mapping with an extra syscall.
+// size GOMAXPROCS from the cgroup CPU limit, re-check that limit
+// periodically, or name each anonymous mapping with an extra syscall. (Go
+// 1.26 still reads the limit once at start, /proc/self/cgroup and
+// mountinfo included, only to count whether this setting mattered; no
+// setting skips that read.)
 //
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
