@@ -1,6 +1,7 @@
-// Command bench times husk, runc and crun in one interleaved run (husk,
-// runc, crun, husk, ...) and prints, per runtime, medians and husk's
-// ratios to the others:
+// Command bench times husk, runc and crun in one interleaved run (each
+// round runs every runtime once, starting with the next one in turn:
+// husk runc crun, runc crun husk, ...) and prints, per runtime, medians
+// and husk's ratios to the others:
 //   - run-to-exit of `true` in a busybox bundle (wall and CPU time);
 //   - create, start and delete of that bundle, timed separately;
 //   - exec ID true into a running container (wall and CPU time), the path

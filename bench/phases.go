@@ -21,7 +21,7 @@ type traceRecord struct {
 
 // phaseHelp says what each of husk's phases covers, for the table.
 var phaseHelp = map[string]string{
-	"run exec":       "execve of husk, dynamic loader, C constructors",
+	"run exec":       "execve of husk (and a dynamic build's loader), C constructors",
 	"run main":       "Go runtime boot, package initialisers",
 	"run config":     "read config.json, convert, validate, compile seccomp",
 	"run prepare":    "state dir, lock, exec.fifo, cgroup paths, state.json",
