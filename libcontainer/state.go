@@ -147,9 +147,13 @@ type partialConfig struct {
 // names (systemd unit), and never reads the limits (update does, with a
 // full load).
 type partialCgroup struct {
-	*configs.Cgroup
+	cgroupFields
 	Resources skipped `json:"resources"`
 }
+
+// cgroupFields is configs.Cgroup without its methods: embedded, the
+// Cgroup's own UnmarshalJSON (configs/lazyjson.go) would decode it whole.
+type cgroupFields configs.Cgroup
 
 // partialState is State with its Config decoded as a partialConfig.
 type partialState struct {
@@ -168,10 +172,7 @@ func decodePartial(data []byte, s *State) error {
 		}
 		s.Config = p.Config.Config
 		if cg := p.Config.Cgroup; cg != nil {
-			if cg.Cgroup == nil {
-				cg.Cgroup = &configs.Cgroup{}
-			}
-			s.Config.Cgroup = cg.Cgroup
+			s.Config.Cgroup = (*configs.Cgroup)(&cg.cgroupFields)
 		}
 	}
 	s.partial = true
