@@ -6,6 +6,7 @@
 package libcontainer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,6 +66,45 @@ func load(root, id string, partial bool) (*Container, error) {
 		return nil, err
 	}
 	return &Container{ID: id, dir: dir, lock: lock, State: st}, nil
+}
+
+// Relock locks again a container this process created and unlocked while
+// it waited for the process (husk run), and keeps its State when
+// state.json is still that container's (same init pid and start time):
+// nothing but update writes it meanwhile, and only the cgroup limits,
+// which delete does not read. A container deleted meanwhile, or deleted
+// and made again under the same id, is ErrNotExist. Cheaper than a load:
+// only two fields of state.json are decoded.
+func (c *Container) Relock() error {
+	lock, err := lockDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notExist(c.ID)
+	}
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(c.dir, stateFile))
+	if err != nil {
+		lock.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return notExist(c.ID)
+		}
+		return err
+	}
+	var init struct {
+		Pid   int    `json:"init_pid"`
+		Start uint64 `json:"init_start"`
+	}
+	if err := json.Unmarshal(data, &init); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s: %w", filepath.Join(c.dir, stateFile), err)
+	}
+	if init.Pid != c.State.InitPid || init.Start != c.State.InitStart {
+		lock.Close()
+		return notExist(c.ID)
+	}
+	c.lock = lock
+	return nil
 }
 
 // Close releases the container's lock.
