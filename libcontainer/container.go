@@ -32,7 +32,14 @@ type Container struct {
 
 // Load opens and locks the container id under root.
 func Load(root, id string) (*Container, error) {
-	return load(root, id, false)
+	return load(root, id, loadFull)
+}
+
+// LoadForExec is Load for exec: its Config lacks the mounts, devices,
+// hooks and cgroup limits (see decodeForExec), and its state is never
+// saved.
+func LoadForExec(root, id string) (*Container, error) {
+	return load(root, id, loadExec)
 }
 
 // LoadLifecycle is Load for the commands that read the container's state
@@ -40,10 +47,10 @@ func Load(root, id string) (*Container, error) {
 // Config lacks the process, mounts, devices, seccomp and cgroup limits
 // (cheaper to decode, see decodePartial), and its state is never saved.
 func LoadLifecycle(root, id string) (*Container, error) {
-	return load(root, id, true)
+	return load(root, id, loadLifecycle)
 }
 
-func load(root, id string, partial bool) (*Container, error) {
+func load(root, id string, kind loadKind) (*Container, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -55,7 +62,7 @@ func load(root, id string, partial bool) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := loadState(dir, partial)
+	st, err := loadState(dir, kind)
 	if err != nil {
 		lock.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -289,7 +296,7 @@ func List(root string) ([]Summary, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		st, err := loadState(dir, true)
+		st, err := loadState(dir, loadLifecycle)
 		if err != nil {
 			continue
 		}
