@@ -72,7 +72,7 @@ func execAction(cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	c, err := libcontainer.Load(cmd.Root().String("root"), id)
+	c, err := libcontainer.LoadForExec(cmd.Root().String("root"), id)
 	if err != nil {
 		return err
 	}

@@ -55,10 +55,10 @@ var runCommand = &cli.Command{
 		}
 		code := w.Wait(pid)
 		trace.Mark("container")
-		c, err = libcontainer.LoadLifecycle(cmd.Root().String("root"), c.ID)
+		err = c.Relock()
 		switch {
 		case errors.Is(err, libcontainer.ErrNotExist):
-			// Deleted by someone else while we waited.
+			// Deleted by someone else while we waited (perhaps made again).
 		case err != nil:
 			return err
 		case cmd.Bool("keep"):

@@ -6,6 +6,7 @@
 package libcontainer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,7 +32,14 @@ type Container struct {
 
 // Load opens and locks the container id under root.
 func Load(root, id string) (*Container, error) {
-	return load(root, id, false)
+	return load(root, id, loadFull)
+}
+
+// LoadForExec is Load for exec: its Config lacks the mounts, devices,
+// hooks and cgroup limits (see decodeForExec), and its state is never
+// saved.
+func LoadForExec(root, id string) (*Container, error) {
+	return load(root, id, loadExec)
 }
 
 // LoadLifecycle is Load for the commands that read the container's state
@@ -39,10 +47,10 @@ func Load(root, id string) (*Container, error) {
 // Config lacks the process, mounts, devices, seccomp and cgroup limits
 // (cheaper to decode, see decodePartial), and its state is never saved.
 func LoadLifecycle(root, id string) (*Container, error) {
-	return load(root, id, true)
+	return load(root, id, loadLifecycle)
 }
 
-func load(root, id string, partial bool) (*Container, error) {
+func load(root, id string, kind loadKind) (*Container, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
@@ -54,7 +62,7 @@ func load(root, id string, partial bool) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := loadState(dir, partial)
+	st, err := loadState(dir, kind)
 	if err != nil {
 		lock.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -65,6 +73,45 @@ func load(root, id string, partial bool) (*Container, error) {
 		return nil, err
 	}
 	return &Container{ID: id, dir: dir, lock: lock, State: st}, nil
+}
+
+// Relock locks again a container this process created and unlocked while
+// it waited for the process (husk run), and keeps its State when
+// state.json is still that container's (same init pid and start time):
+// nothing but update writes it meanwhile, and only the cgroup limits,
+// which delete does not read. A container deleted meanwhile, or deleted
+// and made again under the same id, is ErrNotExist. Cheaper than a load:
+// only two fields of state.json are decoded.
+func (c *Container) Relock() error {
+	lock, err := lockDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notExist(c.ID)
+	}
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(c.dir, stateFile))
+	if err != nil {
+		lock.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return notExist(c.ID)
+		}
+		return err
+	}
+	var init struct {
+		Pid   int    `json:"init_pid"`
+		Start uint64 `json:"init_start"`
+	}
+	if err := json.Unmarshal(data, &init); err != nil {
+		lock.Close()
+		return fmt.Errorf("%s: %w", filepath.Join(c.dir, stateFile), err)
+	}
+	if init.Pid != c.State.InitPid || init.Start != c.State.InitStart {
+		lock.Close()
+		return notExist(c.ID)
+	}
+	c.lock = lock
+	return nil
 }
 
 // Close releases the container's lock.
@@ -249,7 +296,7 @@ func List(root string) ([]Summary, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		st, err := loadState(dir, true)
+		st, err := loadState(dir, loadLifecycle)
 		if err != nil {
 			continue
 		}

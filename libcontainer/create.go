@@ -136,7 +136,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	defer place.close()
 	trace.Mark("cgroups")
 	pid, err := startInit(&initRequest{
-		cfg:       cfg,
+		cfg:       initConfig(cfg),
 		msg:       bootstrapMessage(cfg),
 		maps:      maps,
 		fifoPath:  fifo,
@@ -176,6 +176,19 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	trace.Mark("created")
 	logrus.Debugf("container %s created, init pid %d", o.ID, pid)
 	return nil
+}
+
+// initConfig is cfg as husk init gets it: without the cgroup settings,
+// which only the parent applies (init is placed in the cgroups from
+// outside), so that init neither receives nor decodes them (see
+// configs/lazyjson.go: the cgroup limits are a third of the config's types).
+func initConfig(cfg *configs.Config) *configs.Config {
+	if cfg.Cgroup == nil {
+		return cfg
+	}
+	c := *cfg
+	c.Cgroup = nil
+	return &c
 }
 
 // undoCreate kills a half-made container's init and removes its state.

@@ -2,6 +2,7 @@ package libcontainer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,7 +140,11 @@ func forwardLogs(r io.ReadCloser) {
 	defer forwarding.Done()
 	defer r.Close()
 	sc := bufio.NewScanner(r)
+	debug := logrus.IsLevelEnabled(logrus.DebugLevel)
 	for sc.Scan() {
+		if !debug && bytes.HasPrefix(sc.Bytes(), []byte(`{"level":"debug"`)) {
+			continue // most of init's lines (nsexec's, Go init's), not decoded for nothing
+		}
 		var e struct {
 			Level string `json:"level"`
 			Msg   string `json:"msg"`

@@ -29,8 +29,8 @@ type State struct {
 	// path, "" for the unified hierarchy), recorded before init starts.
 	CgroupPaths map[string]string `json:"cgroup_paths,omitempty"`
 
-	// partial: Config was loaded without its process, mounts, devices
-	// and seccomp (see LoadLifecycle); such a state is never saved.
+	// partial: Config was loaded in part (see LoadLifecycle and
+	// LoadForExec); such a state is never saved.
 	partial bool
 }
 
@@ -98,15 +98,28 @@ func saveState(dir string, s *State) error {
 	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
 }
 
-func loadState(dir string, partial bool) (*State, error) {
+// A load reads state.json whole (loadFull: update), or without what its
+// command never reads (see decodePartial and decodeForExec).
+type loadKind int
+
+const (
+	loadFull loadKind = iota
+	loadLifecycle
+	loadExec
+)
+
+func loadState(dir string, kind loadKind) (*State, error) {
 	data, err := os.ReadFile(filepath.Join(dir, stateFile))
 	if err != nil {
 		return nil, err
 	}
 	var s State
-	if partial {
+	switch kind {
+	case loadLifecycle:
 		err = decodePartial(data, &s)
-	} else {
+	case loadExec:
+		err = decodeForExec(data, &s)
+	default:
 		err = json.Unmarshal(data, &s)
 	}
 	if err != nil {
@@ -147,9 +160,13 @@ type partialConfig struct {
 // names (systemd unit), and never reads the limits (update does, with a
 // full load).
 type partialCgroup struct {
-	*configs.Cgroup
+	cgroupFields
 	Resources skipped `json:"resources"`
 }
+
+// cgroupFields is configs.Cgroup without its methods: embedded, the
+// Cgroup's own UnmarshalJSON (configs/lazyjson.go) would decode it whole.
+type cgroupFields configs.Cgroup
 
 // partialState is State with its Config decoded as a partialConfig.
 type partialState struct {
@@ -163,19 +180,51 @@ func decodePartial(data []byte, s *State) error {
 		return err
 	}
 	if p.Config != nil {
-		if p.Config.Config == nil { // "config": {} sets no field
-			p.Config.Config = &configs.Config{}
-		}
-		s.Config = p.Config.Config
-		if cg := p.Config.Cgroup; cg != nil {
-			if cg.Cgroup == nil {
-				cg.Cgroup = &configs.Cgroup{}
-			}
-			s.Config.Cgroup = cg.Cgroup
-		}
+		s.Config = partialResult(p.Config.Config, p.Config.Cgroup)
 	}
 	s.partial = true
 	return nil
+}
+
+// execPartialConfig is configs.Config without what exec never reads: the
+// container's mounts, devices and hooks (create's), and the cgroup limits
+// (it joins the cgroups by their recorded paths). An exec's process,
+// seccomp, namespaces, ids and attributes are read; and an exec, which
+// changes no state, never saves it.
+type execPartialConfig struct {
+	*configs.Config
+	Mounts  skipped        `json:"mounts,omitempty"`
+	Devices skipped        `json:"devices,omitempty"`
+	Hooks   skipped        `json:"hooks,omitempty"`
+	Cgroup  *partialCgroup `json:"cgroup,omitempty"`
+}
+
+// decodeForExec is decodePartial for exec (execPartialConfig).
+func decodeForExec(data []byte, s *State) error {
+	p := struct {
+		*State
+		Config *execPartialConfig `json:"config"`
+	}{State: s}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Config != nil {
+		s.Config = partialResult(p.Config.Config, p.Config.Cgroup)
+	}
+	s.partial = true
+	return nil
+}
+
+// partialResult is the config a partial decode made, with its cgroup
+// settings (those a partial decode keeps).
+func partialResult(cfg *configs.Config, cg *partialCgroup) *configs.Config {
+	if cfg == nil { // "config": {} sets no field
+		cfg = &configs.Config{}
+	}
+	if cg != nil {
+		cfg.Cgroup = (*configs.Cgroup)(&cg.cgroupFields)
+	}
+	return cfg
 }
 
 // WritePidFile writes pid to path atomically, as containerd expects.

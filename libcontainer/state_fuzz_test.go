@@ -63,7 +63,7 @@ func FuzzLoadState(f *testing.F) {
 				t.Errorf("full load ok, partial load: %v", err)
 				return
 			}
-			defer p.Close()
+			p.Close() // unlocked: the exec load below locks it again
 			want := *full
 			if full.Config != nil {
 				cfg := *full.Config
@@ -80,6 +80,29 @@ func FuzzLoadState(f *testing.F) {
 				t.Errorf("partial load\n%+v\nwant\n%+v", p.State, &want)
 			}
 			_ = p.OCIState()
+			// Likewise the exec load, without mounts, devices, hooks
+			// and cgroup limits.
+			e, err := LoadForExec(root, "c1")
+			if err != nil {
+				t.Errorf("full load ok, exec load: %v", err)
+				return
+			}
+			e.Close()
+			want = *full
+			if full.Config != nil {
+				cfg := *full.Config
+				cfg.Mounts, cfg.Devices, cfg.Hooks = nil, nil, nil
+				if cfg.Cgroup != nil {
+					cg := *cfg.Cgroup
+					cg.Resources = configs.Resources{}
+					cfg.Cgroup = &cg
+				}
+				want.Config = &cfg
+			}
+			want.partial = true
+			if !reflect.DeepEqual(e.State, &want) {
+				t.Errorf("exec load\n%+v\nwant\n%+v", e.State, &want)
+			}
 		}()
 		select {
 		case <-done:

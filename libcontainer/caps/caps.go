@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/sirupsen/logrus"
@@ -14,8 +15,11 @@ import (
 
 // LastCap returns the highest capability number the running kernel knows,
 // from /proc/sys/kernel/cap_last_cap, or by probing the bounding set when
-// procfs cannot be read (a container without /proc).
-func LastCap() (int, error) {
+// procfs cannot be read (a container without /proc). The kernel's answer
+// does not change: it is read once per process (init asks twice).
+var LastCap = sync.OnceValues(readLastCap)
+
+func readLastCap() (int, error) {
 	data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
 	if err != nil {
 		return probeLastCap()

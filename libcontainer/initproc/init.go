@@ -32,7 +32,7 @@ func Init() {
 	}
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
 		logrus.SetOutput(logPipe{logw})
-		logrus.SetFormatter(&logrus.JSONFormatter{})
+		logrus.SetFormatter(lineFormatter{})
 		// Every record goes to the parent, which logs what its own
 		// level (--debug) lets through.
 		logrus.SetLevel(logrus.DebugLevel)
@@ -116,6 +116,26 @@ func initExec(sock *os.File) error {
 		return err
 	}
 	return setupAndExecve(cfg, side, sock, nil)
+}
+
+// lineFormatter writes a record as the JSON line the parent reads, as
+// nsexec writes its own: {"level":"debug","msg":"..."}. The parent logs
+// it with its own time and fields, so none are sent (logrus's
+// JSONFormatter formatted the time, loading the time zone file, for
+// nothing).
+type lineFormatter struct{}
+
+func (lineFormatter) Format(e *logrus.Entry) ([]byte, error) {
+	msg, err := json.Marshal(e.Message)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, 0, len(msg)+32)
+	line = append(line, `{"level":"`...)
+	line = append(line, e.Level.String()...)
+	line = append(line, `","msg":`...)
+	line = append(line, msg...)
+	return append(line, "}\n"...), nil
 }
 
 // logPipe is init's end of the log pipe. A created container's parent
