@@ -64,20 +64,11 @@ func FuzzLoadState(f *testing.F) {
 				return
 			}
 			p.Close() // unlocked: the exec load below locks it again
-			want := *full
-			if full.Config != nil {
-				cfg := *full.Config
+			want := partialOf(full, func(cfg *configs.Config) {
 				cfg.Process, cfg.Mounts, cfg.Devices, cfg.Seccomp = nil, nil, nil, nil
-				if cfg.Cgroup != nil {
-					cg := *cfg.Cgroup
-					cg.Resources = configs.Resources{}
-					cfg.Cgroup = &cg
-				}
-				want.Config = &cfg
-			}
-			want.partial = true
-			if !reflect.DeepEqual(p.State, &want) {
-				t.Errorf("partial load\n%+v\nwant\n%+v", p.State, &want)
+			})
+			if !reflect.DeepEqual(p.State, want) {
+				t.Errorf("partial load\n%+v\nwant\n%+v", p.State, want)
 			}
 			_ = p.OCIState()
 			// Likewise the exec load, without mounts, devices, hooks
@@ -88,20 +79,11 @@ func FuzzLoadState(f *testing.F) {
 				return
 			}
 			e.Close()
-			want = *full
-			if full.Config != nil {
-				cfg := *full.Config
+			want = partialOf(full, func(cfg *configs.Config) {
 				cfg.Mounts, cfg.Devices, cfg.Hooks = nil, nil, nil
-				if cfg.Cgroup != nil {
-					cg := *cfg.Cgroup
-					cg.Resources = configs.Resources{}
-					cfg.Cgroup = &cg
-				}
-				want.Config = &cfg
-			}
-			want.partial = true
-			if !reflect.DeepEqual(e.State, &want) {
-				t.Errorf("exec load\n%+v\nwant\n%+v", e.State, &want)
+			})
+			if !reflect.DeepEqual(e.State, want) {
+				t.Errorf("exec load\n%+v\nwant\n%+v", e.State, want)
 			}
 		}()
 		select {
@@ -110,4 +92,22 @@ func FuzzLoadState(f *testing.F) {
 			t.Fatal("hang: no answer after 20s")
 		}
 	})
+}
+
+// partialOf is full as a partial load gives it: strip clears the parts
+// of the config that load skips; the cgroup limits are always skipped.
+func partialOf(full *State, strip func(*configs.Config)) *State {
+	want := *full
+	if full.Config != nil {
+		cfg := *full.Config
+		strip(&cfg)
+		if cfg.Cgroup != nil {
+			cg := *cfg.Cgroup
+			cg.Resources = configs.Resources{}
+			cfg.Cgroup = &cg
+		}
+		want.Config = &cfg
+	}
+	want.partial = true
+	return &want
 }
