@@ -76,7 +76,7 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 		return nil, err
 	}
 	var err error
-	p.entry, err = m.Entry(!unprivileged)
+	p.entry, err = m.Entry()
 	return p, err
 }
 
@@ -239,7 +239,7 @@ func (c *Container) execCgroups() (*cgroup.Entry, error) {
 	if rootless && m.Layout() != cgroup.V2 {
 		return nil, nil
 	}
-	return m.Entry(!rootless)
+	return m.Entry()
 }
 
 // JoinCgroups moves pid (a process exec'd into the container) into the

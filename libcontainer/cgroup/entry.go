@@ -57,12 +57,12 @@ func (e *Entry) NeedsMove(born bool) bool {
 }
 
 // Entry opens the container's cgroups for a process to enter them (see
-// Entry). tasks false leaves Tasks out (a caller without root, whose v1
-// rights husk does not probe, moves its process by pid as before). The
-// cgroups must exist: made by Create, or, with the systemd driver, the
-// container's scope, which systemd makes with init in it (so Entry is for
-// exec'd processes there).
-func (m *Manager) Entry(tasks bool) (*Entry, error) {
+// Entry). The cgroups must exist: made by Create, or, with the systemd
+// driver, the container's scope, which systemd makes with init in it (so
+// Entry is for exec'd processes there). Callers without root on v1 do
+// not use it: husk does not probe their rights there, and moves their
+// process by pid as before.
+func (m *Manager) Entry() (*Entry, error) {
 	e := &Entry{}
 	if m.layout == V2 || m.layout == Hybrid {
 		dir, err := m.cloneDir()
@@ -71,7 +71,7 @@ func (m *Manager) Entry(tasks bool) (*Entry, error) {
 		}
 		e.Dir = dir
 	}
-	if m.v1 == nil || !tasks {
+	if m.v1 == nil {
 		return e, nil
 	}
 	var dirs []string

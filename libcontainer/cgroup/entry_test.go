@@ -35,7 +35,7 @@ func TestEntryNeedsMove(t *testing.T) {
 
 // TestHostEntry: on this host's layout, Entry opens one tasks file per v1
 // directory (co-mounted controllers once) and, with a cgroup2 hierarchy,
-// the container's directory there; none with tasks false.
+// the container's directory there.
 func TestHostEntry(t *testing.T) {
 	needRoot(t)
 	id := "husk-entry-test-" + filepath.Base(t.TempDir())
@@ -47,7 +47,7 @@ func TestHostEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Destroy()
-	e, err := m.Entry(true)
+	e, err := m.Entry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +75,6 @@ func TestHostEntry(t *testing.T) {
 	}
 	if wantDir := HostLayout() != V1; (e.Dir != nil) != wantDir {
 		t.Errorf("Dir %v on a %v host, want one: %v", e.Dir, HostLayout(), wantDir)
-	}
-	e2, err := m.Entry(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e2.Close()
-	if len(e2.Tasks) != 0 {
-		t.Errorf("Entry(false) opened %d tasks files", len(e2.Tasks))
 	}
 }
 
