@@ -10,8 +10,9 @@ import (
 // The hooks husk runs in the runtime's namespaces, from the parent (init
 // runs createContainer and startContainer itself: see initproc/hooks.go).
 // prestart and createRuntime run on init's CREATE_HOOKS request (the
-// protocol table in libcontainer/bootstrap); a failing hook makes the
-// parent answer nothing: it kills init and undoes the create.
+// protocol table in libcontainer/bootstrap), which init sends only when
+// there are such hooks; a failing hook makes the parent answer nothing:
+// it kills init and undoes the create.
 
 // hookState is the container's hook state (hooks only run for a state
 // with a config: see hooks).

@@ -44,7 +44,9 @@ type initRequest struct {
 	// before the process's execve (EXEC_GO): Go's threads never count
 	// against the container's pids limit.
 	joinLate bool
-	// runtimeHooks runs prestart and createRuntime when init asks (create).
+	// runtimeHooks applies the cgroup limits and runs prestart and
+	// createRuntime (create): when init asks, or, without such hooks,
+	// before init gets its config.
 	runtimeHooks func(pid int) error
 }
 
@@ -143,7 +145,18 @@ func startInit(r *initRequest) (int, error) {
 		// nsexec's child sets the process up itself: READY or ERROR.
 		return pid, awaitReady(sock, r.cfg, pid, nil)
 	}
-	hooks := func() error { return r.runtimeHooks(pid) }
+	var hooks func() error
+	switch {
+	case r.runtimeHooks == nil:
+	case r.cfg.Hooks.RunInParent():
+		hooks = func() error { return r.runtimeHooks(pid) }
+	default:
+		// No prestart or createRuntime hooks: init will not ask, and the
+		// cgroup limits are applied now, while its Go runtime starts.
+		if err := r.runtimeHooks(pid); err != nil {
+			return pid, err
+		}
+	}
 	if err := configureInit(sock, r.cfg, pid, hooks); err != nil || !r.joinLate {
 		return pid, err
 	}

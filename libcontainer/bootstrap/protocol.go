@@ -31,10 +31,13 @@
 //	4     nsexec        PID(pid)            the forked process that runs Go init;
 //	                                        nsexec's first process exits
 //	5     parent        CONFIG(json)        Go init builds the container
-//	5a    Go init       CREATE_HOOKS        (create only) rootfs mounted, not
+//	5a    Go init       CREATE_HOOKS        (create, with prestart or createRuntime
+//	                                        hooks only) rootfs mounted, not
 //	                                        pivoted; the parent applies the cgroup
 //	                                        limits, runs prestart/createRuntime
-//	                                        hooks (a failure: it kills init)
+//	                                        hooks (a failure: it kills init).
+//	                                        Without such hooks the parent applies
+//	                                        the limits before step 5 instead
 //	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
 //	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
 //	                                        namespace, or an idmapped one: the

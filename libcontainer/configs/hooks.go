@@ -33,3 +33,10 @@ type Hook struct {
 
 // Hooks are the config's hooks by kind; a kind without hooks is absent.
 type Hooks map[HookKind][]Hook
+
+// RunInParent reports whether the parent has hooks to run while init
+// waits with its rootfs mounted (prestart, createRuntime): only then does
+// init ask for them (CREATE_HOOKS in package bootstrap's protocol).
+func (h Hooks) RunInParent() bool {
+	return len(h[Prestart])+len(h[CreateRuntime]) > 0
+}

@@ -15,18 +15,22 @@ import (
 // then init runs createContainer (in the container's, paths resolved in
 // the runtime's mount tree, which init still sees).
 func atMountHooks(sock *os.File, cfg *configs.Config) error {
-	// Always asked, hooks or not: the parent also applies the cgroup
-	// limits at this point, before init sets anything that needs them
-	// (a SCHED_FIFO scheduler needs the realtime budget of cpu.rt_runtime_us).
-	if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
-		return err
-	}
-	t, payload, err := bootstrap.Recv(sock)
-	if err != nil {
-		return fmt.Errorf("wait for the createRuntime hooks: %w", err)
-	}
-	if t != bootstrap.SyncCreateHooksDone {
-		return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
+	// Asked only when the parent has hooks to run: it applies the cgroup
+	// limits then too, before init sets anything that needs them (a
+	// SCHED_FIFO scheduler needs the realtime budget of
+	// cpu.rt_runtime_us). Without such hooks it applied them before
+	// sending the config, and a round trip here would only wait.
+	if cfg.Hooks.RunInParent() {
+		if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
+			return err
+		}
+		t, payload, err := bootstrap.Recv(sock)
+		if err != nil {
+			return fmt.Errorf("wait for the createRuntime hooks: %w", err)
+		}
+		if t != bootstrap.SyncCreateHooksDone {
+			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
+		}
 	}
 	st := cfg.SpecState(specs.StateCreating, os.Getpid())
 	// As runc: they start in the container's rootfs.
