@@ -30,14 +30,23 @@ func setupCredentials(p *configs.Process) error {
 	for i, g := range u.AdditionalGids {
 		gids[i] = int(g)
 	}
-	if err := setgroups(gids); err != nil {
-		return fmt.Errorf("process.user.additionalGids: setgroups %v: %w", u.AdditionalGids, err)
+	// Each of these three is a signal and a syscall on every thread of
+	// init (the C library keeps a process's threads' ids alike): a call
+	// that would change nothing (a root process, as most are) is left out.
+	if !haveGroups(gids) {
+		if err := setgroups(gids); err != nil {
+			return fmt.Errorf("process.user.additionalGids: setgroups %v: %w", u.AdditionalGids, err)
+		}
 	}
-	if err := unix.Setresgid(int(u.GID), int(u.GID), int(u.GID)); err != nil {
-		return fmt.Errorf("process.user.gid: setresgid %d: %w", u.GID, err)
+	if !haveIDs(unix.Getresgid, int(u.GID)) {
+		if err := unix.Setresgid(int(u.GID), int(u.GID), int(u.GID)); err != nil {
+			return fmt.Errorf("process.user.gid: setresgid %d: %w", u.GID, err)
+		}
 	}
-	if err := unix.Setresuid(int(u.UID), int(u.UID), int(u.UID)); err != nil {
-		return fmt.Errorf("process.user.uid: setresuid %d: %w", u.UID, err)
+	if !haveIDs(unix.Getresuid, int(u.UID)) {
+		if err := unix.Setresuid(int(u.UID), int(u.UID), int(u.UID)); err != nil {
+			return fmt.Errorf("process.user.uid: setresuid %d: %w", u.UID, err)
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_KEEPCAPS, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_KEEPCAPS, 0): %w", err)
@@ -55,4 +64,33 @@ func setupCredentials(p *configs.Process) error {
 		}
 	}
 	return nil
+}
+
+// haveIDs reports whether get (getresuid or getresgid) says the real,
+// effective and saved ids are all id already: setting them again would
+// change nothing, not even the capabilities (they change only when the
+// ids leave or reach 0).
+func haveIDs(get func() (int, int, int), id int) bool {
+	r, e, s := get()
+	return r == id && e == id && s == id
+}
+
+// haveGroups reports whether the supplementary groups are gids already,
+// in any order.
+func haveGroups(gids []int) bool {
+	cur, err := unix.Getgroups()
+	if err != nil || len(cur) != len(gids) {
+		return false
+	}
+	want := map[int]int{}
+	for _, g := range gids {
+		want[g]++
+	}
+	for _, g := range cur {
+		if want[g] == 0 {
+			return false
+		}
+		want[g]--
+	}
+	return true
 }
