@@ -24,7 +24,7 @@ var runCommand = &cli.Command{
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: no signal is lost
 		}
-		c, tty, err := createContainer(cmd, cmd.Bool("detach"))
+		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
 		if err != nil {
 			return err
 		}

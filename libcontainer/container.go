@@ -28,6 +28,9 @@ type Container struct {
 	dir   string
 	lock  *os.File
 	State *State
+	// saveAtStart: Create left the state with init's pid for Start to
+	// save (CreateOpts.SaveAtStart).
+	saveAtStart bool
 }
 
 // Load opens and locks the container id under root.

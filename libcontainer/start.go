@@ -17,11 +17,25 @@ import (
 // opening exec.fifo for writing; opening it for reading releases it, and
 // what init writes says it got that far. Then the poststart hooks run.
 func (c *Container) Start() error {
-	if _, err := c.check(OpStart); err != nil {
-		return err
+	if !c.saveAtStart { // else this process made it a moment ago
+		if _, err := c.check(OpStart); err != nil {
+			return err
+		}
 	}
 	path := filepath.Join(c.dir, fifoName)
-	if err := awaitFifo(path, c.State.InitPid); err != nil {
+	f, err := openExecFifo(path, c.State.InitPid)
+	if err != nil {
+		return fmt.Errorf("start container %s: %w", c.ID, err)
+	}
+	defer f.close()
+	if c.saveAtStart {
+		// While init gets on with its process.
+		c.saveAtStart = false
+		if err := saveState(c.dir, c.State); err != nil {
+			return err
+		}
+	}
+	if err := f.await(); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
 	trace.Mark("fifo-wait")
@@ -32,22 +46,38 @@ func (c *Container) Start() error {
 	return nil
 }
 
-// awaitFifo opens the exec fifo at path, which releases init, waits until
-// init writes its byte to it, or dies, and then until init's end of the
-// fifo closes: it is close-on-exec, so the process has been exec'd (or
-// init is gone) when it does, and the poststart hooks may run.
-func awaitFifo(path string, pid int) error {
+// execFifo is the reading end of a container's exec fifo, and a pidfd
+// of its init.
+type execFifo struct {
+	fifo, pidfd int
+	pid         int
+}
+
+// openExecFifo opens the exec fifo at path, which releases init (pid).
+func openExecFifo(path string, pid int) (*execFifo, error) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+		return nil, fmt.Errorf("pidfd_open %d: %w", pid, err)
 	}
-	defer unix.Close(pidfd)
 	fifo, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		unix.Close(pidfd)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer unix.Close(fifo)
-	fds := []unix.PollFd{{Fd: int32(fifo), Events: unix.POLLIN}, {Fd: int32(pidfd), Events: unix.POLLIN}}
+	return &execFifo{fifo: fifo, pidfd: pidfd, pid: pid}, nil
+}
+
+func (f *execFifo) close() {
+	unix.Close(f.fifo)
+	unix.Close(f.pidfd)
+}
+
+// await waits until init writes its byte to the fifo, or dies, and then
+// until init's end of the fifo closes: it is close-on-exec, so the
+// process has been exec'd (or init is gone) when it does, and the
+// poststart hooks may run.
+func (f *execFifo) await() error {
+	fds := []unix.PollFd{{Fd: int32(f.fifo), Events: unix.POLLIN}, {Fd: int32(f.pidfd), Events: unix.POLLIN}}
 	started := false
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -58,11 +88,11 @@ func awaitFifo(path string, pid int) error {
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
 			var b [bootstrap.FifoMsgMax]byte
-			if n, _ := unix.Read(fifo, b[:]); n > 0 {
+			if n, _ := unix.Read(f.fifo, b[:]); n > 0 {
 				if n != 1 || b[0] != bootstrap.FifoGo {
 					return errors.New(string(b[:n]))
 				}
-				logrus.Debugf("container init (pid %d) started its process; waiting for its execve", pid)
+				logrus.Debugf("container init (pid %d) started its process; waiting for its execve", f.pid)
 				started = true
 			}
 		}
@@ -70,7 +100,7 @@ func awaitFifo(path string, pid int) error {
 			if started {
 				return nil
 			}
-			return fmt.Errorf("container init (pid %d) exited before it could exec the process", pid)
+			return fmt.Errorf("container init (pid %d) exited before it could exec the process", f.pid)
 		}
 	}
 }

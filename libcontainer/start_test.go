@@ -52,3 +52,13 @@ func TestAwaitFifoInitDies(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// awaitFifo opens the exec fifo and waits, as Start does.
+func awaitFifo(path string, pid int) error {
+	f, err := openExecFifo(path, pid)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	return f.await()
+}
