@@ -38,7 +38,6 @@ var createCommand = &cli.Command{
 // createContainer is create, and the first half of run. With a terminal
 // and no --console-socket, a foreground run gets the pty to attach.
 func createContainer(cmd *cli.Command, detach, run bool) (*libcontainer.Container, *foregroundTTY, error) {
-	go libcontainer.WarmStateEncoder() // on the other CPU, while config.json is read
 	id, err := exactlyID(cmd)
 	if err != nil {
 		return nil, nil, err

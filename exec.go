@@ -110,7 +110,7 @@ func execAction(cmd *cli.Command) error {
 	defer tty.close()
 	var w *libcontainer.Waiter
 	if !detach {
-		w = libcontainer.NewWaiter() // before the process exists: no signal is lost
+		w = libcontainer.NewWaiter() // before the process exists: SIGTERM and the like are caught
 	}
 	pid, err := c.Exec(libcontainer.ExecOpts{
 		Process:      p,
@@ -133,6 +133,7 @@ func execAction(cmd *cli.Command) error {
 	if detach {
 		return nil
 	}
+	w.CatchAll() // now that the process is set up
 	if tty != nil {
 		if err := tty.receive(); err != nil {
 			return err

@@ -19,8 +19,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	"github.com/husk-runtime/husk/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -78,6 +80,9 @@ func main() {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
 	app.Commands = commandsFor(app, os.Args)
+	if len(app.Commands) == 1 {
+		warmJSON(app.Commands[0].Name)
+	}
 	err := app.Run(context.Background(), os.Args)
 	trace.Mark("exit")
 	var code exitCode
@@ -166,4 +171,17 @@ func reportError(err error) {
 		logrus.Error(err)
 	}
 	fmt.Fprintln(os.Stderr, "husk: "+err.Error())
+}
+
+// warmJSON starts building, on the other CPU, the JSON codecs command
+// needs first (see libcontainer/warm.go), while the command line is
+// parsed.
+func warmJSON(command string) {
+	switch command {
+	case "create", "run":
+		go func() {
+			specconv.Warm()
+			libcontainer.WarmStateEncoder()
+		}()
+	}
 }

@@ -23,6 +23,7 @@ var runCommand = &cli.Command{
 		var w *libcontainer.Waiter
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: no signal is lost
+			w.CatchAll()                 // while the container is made (Ready waits for it)
 		}
 		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
 		if err != nil {

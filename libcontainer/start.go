@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/trace"
@@ -106,74 +107,96 @@ func (f *execFifo) await() error {
 }
 
 // Waiter waits for a foreground container's init, forwarding the signals
-// husk receives to it. Make it before Create so no signal is missed.
+// husk receives to it. Make it before Create (or Exec) so that the
+// signals that end a process are caught from the start.
 type Waiter struct {
 	sigs  chan os.Signal
+	all   chan struct{} // closed by CatchAll
 	ready chan struct{} // closed once every signal is caught
+	once  sync.Once
 }
 
-// NewWaiter starts catching every signal. Catching each one is a round
-// trip with the Go runtime's signal thread, milliseconds for all of them,
-// so it happens in the background while the container is made; Ready
-// waits for it. Until then a signal has its default effect on husk, as
-// before NewWaiter.
+// terminating are the signals that end husk unless caught: caught first.
+var terminating = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
+
+// NewWaiter starts catching the signals in terminating; CatchAll (or
+// Ready) every other one too. Catching each one is a round trip with the
+// Go runtime's signal thread, about 60 of them for every signal: a
+// millisecond or two of CPU, so it happens in the background, and exec
+// lets it wait until its process is started (that setup needs the
+// CPUs more). Until a signal is caught it has its default effect on husk,
+// as before NewWaiter.
 func NewWaiter() *Waiter {
-	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{})}
+	w := &Waiter{sigs: make(chan os.Signal, 128), all: make(chan struct{}), ready: make(chan struct{})}
 	go func() {
+		signal.Notify(w.sigs, terminating...)
+		<-w.all
 		signal.Notify(w.sigs)
 		close(w.ready)
 	}()
 	return w
 }
 
-// Ready returns once every signal is caught (a nil Waiter: at once). Call
-// it before the container's process runs.
+// CatchAll starts catching every signal, in the background.
+func (w *Waiter) CatchAll() {
+	if w != nil {
+		w.once.Do(func() { close(w.all) })
+	}
+}
+
+// Ready catches every signal and returns once they are (a nil Waiter: at
+// once). run calls it before the container's process runs.
 func (w *Waiter) Ready() {
 	if w != nil {
+		w.CatchAll()
 		<-w.ready
 	}
 }
 
 // Wait forwards signals to pid until it exits (husk is its subreaper) and
 // returns its exit code: the status, or 128+N when killed by signal N.
-// Other orphans reparented to husk are reaped on the way. Signals stay
-// caught afterwards (husk only tears down and exits; undoing the catch
-// costs a thread round trip per signal, milliseconds on every run and
-// exec).
+// Other orphans reparented to husk are reaped on the way. The reaping is
+// a blocking wait4, not a wake-up by SIGCHLD: it does not wait until
+// every signal is caught (a short process, a probe's, is often done
+// first; a signal not caught yet has its default effect on husk, as
+// before NewWaiter). Signals stay caught afterwards (husk only tears down
+// and exits; undoing the catch costs a thread round trip per signal).
 func (w *Waiter) Wait(pid int) int {
-	w.Ready()
+	exited := make(chan int, 1)
+	go func() { exited <- reap(pid) }()
 	for {
-		if code, done := reap(pid); done {
+		select {
+		case code := <-exited:
 			// What init logged up to its execve, e.g. with --debug.
 			waitForwardedLogs()
 			return code
-		}
-		switch sig := (<-w.sigs).(unix.Signal); sig {
-		case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH:
-			// SIGURG is the Go runtime's own preemption signal.
-		default:
-			unix.Kill(pid, sig)
+		case sig := <-w.sigs:
+			switch sig := sig.(unix.Signal); sig {
+			case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH:
+				// SIGURG is the Go runtime's own preemption signal.
+			default:
+				unix.Kill(pid, sig)
+			}
 		}
 	}
 }
 
-// reap collects every exited child without blocking and reports whether
-// pid was among them.
-func reap(pid int) (code int, done bool) {
+// reap waits for children, any of them, until pid exits, and returns its
+// exit code.
+func reap(pid int) int {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || got <= 0 {
-			return 0, false
-		}
-		if got == pid {
-			if ws.Signaled() {
-				return 128 + int(ws.Signal()), true
-			}
-			return ws.ExitStatus(), true
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			// ECHILD: pid is not (or no longer) husk's child.
+			logrus.Warnf("wait for pid %d: %v", pid, err)
+			return 255
+		case got == pid && ws.Signaled():
+			return 128 + int(ws.Signal())
+		case got == pid && (ws.Exited()):
+			return ws.ExitStatus()
 		}
 	}
 }

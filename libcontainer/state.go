@@ -98,16 +98,6 @@ func saveState(dir string, s *State) error {
 	return atomicfile.Write(filepath.Join(dir, stateFile), data, 0o600)
 }
 
-// WarmStateEncoder builds encoding/json's encoders for a State and for
-// the cgroup settings nearly every config has: about 0.7 ms of CPU the
-// first time a process encodes one (see configs/lazyjson.go). Create's
-// caller starts it in the background before it reads config.json, so
-// that the first save of the state (and the config sent to init) finds
-// them built.
-func WarmStateEncoder() {
-	_, _ = json.Marshal(&State{Config: &configs.Config{Cgroup: &configs.Cgroup{}}})
-}
-
 // A load reads state.json whole (loadFull: update), or without what its
 // command never reads (see decodePartial and decodeForExec).
 type loadKind int
