@@ -22,8 +22,7 @@ var runCommand = &cli.Command{
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		var w *libcontainer.Waiter
 		if !cmd.Bool("detach") {
-			w = libcontainer.NewWaiter() // before create: no signal is lost
-			w.CatchAll()                 // while the container is made (Ready waits for it)
+			w = libcontainer.NewWaiter() // before create: SIGTERM and the like are caught
 		}
 		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
 		if err != nil {
@@ -49,6 +48,7 @@ var runCommand = &cli.Command{
 		if w == nil {
 			return nil
 		}
+		w.CatchAll() // now that the process runs
 		if tty != nil {
 			if err := tty.attach(); err != nil {
 				logrus.Warn(err)

@@ -86,18 +86,25 @@ func (t *foregroundTTY) receive() error {
 		return fmt.Errorf("process.terminal: %w", err)
 	}
 	defer f.Close()
-	t.master, err = pty.RecvMaster(f)
-	return err
+	if t.master, err = pty.RecvMaster(f); err != nil {
+		return err
+	}
+	// The pty gets the caller's size now, before start: the process may
+	// ask for it (stty size) before attach.
+	if c, err := console.ConsoleFromFile(os.Stdin); err == nil {
+		t.caller = c
+		t.resize()
+	}
+	return nil
 }
 
 // attach copies the master to stdout and stdin to the master, with the
 // caller's terminal raw and the pty's size following it.
 func (t *foregroundTTY) attach() error {
-	if c, err := console.ConsoleFromFile(os.Stdin); err == nil {
+	if c := t.caller; c != nil {
 		if err := c.SetRaw(); err != nil {
 			return fmt.Errorf("set the terminal raw: %w", err)
 		}
-		t.caller = c
 		t.winch = make(chan os.Signal, 1)
 		signal.Notify(t.winch, unix.SIGWINCH)
 		t.resize()

@@ -111,45 +111,47 @@ func (f *execFifo) await() error {
 // signals that end a process are caught from the start.
 type Waiter struct {
 	sigs  chan os.Signal
+	ready chan struct{} // closed once the signals in terminating are caught
 	all   chan struct{} // closed by CatchAll
-	ready chan struct{} // closed once every signal is caught
 	once  sync.Once
 }
 
-// terminating are the signals that end husk unless caught: caught first.
+// terminating are the signals that end husk unless caught (and that
+// users send to stop a container): caught first.
 var terminating = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
-// NewWaiter starts catching the signals in terminating; CatchAll (or
-// Ready) every other one too. Catching each one is a round trip with the
-// Go runtime's signal thread, about 60 of them for every signal: a
-// millisecond or two of CPU, so it happens in the background, and exec
-// lets it wait until its process is started (that setup needs the
-// CPUs more). Until a signal is caught it has its default effect on husk,
-// as before NewWaiter.
+// NewWaiter starts catching the signals in terminating, and once
+// CatchAll is called every other signal. Catching each one is a round
+// trip with the Go runtime's signal thread: about 60 of them for every
+// signal, a millisecond or two of CPU, which the container's setup needs
+// more. So they happen in the background, the rest only once the
+// process runs: a signal that arrives before it is caught has its
+// default effect on husk (SIGUSR1 and most others: none; it is not
+// forwarded).
 func NewWaiter() *Waiter {
-	w := &Waiter{sigs: make(chan os.Signal, 128), all: make(chan struct{}), ready: make(chan struct{})}
+	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{}), all: make(chan struct{})}
 	go func() {
 		signal.Notify(w.sigs, terminating...)
+		close(w.ready)
 		<-w.all
 		signal.Notify(w.sigs)
-		close(w.ready)
 	}()
 	return w
 }
 
-// CatchAll starts catching every signal, in the background.
-func (w *Waiter) CatchAll() {
+// Ready returns once the signals in terminating are caught (a nil
+// Waiter: at once). Call it before the container's process runs.
+func (w *Waiter) Ready() {
 	if w != nil {
-		w.once.Do(func() { close(w.all) })
+		<-w.ready
 	}
 }
 
-// Ready catches every signal and returns once they are (a nil Waiter: at
-// once). run calls it before the container's process runs.
-func (w *Waiter) Ready() {
+// CatchAll starts catching every signal, in the background: call it once
+// the process runs.
+func (w *Waiter) CatchAll() {
 	if w != nil {
-		w.CatchAll()
-		<-w.ready
+		w.once.Do(func() { close(w.all) })
 	}
 }
 
