@@ -195,7 +195,16 @@ func initConfig(cfg *configs.Config) *configs.Config {
 	}
 	c := *cfg
 	c.Cgroup = nil
+	c.LateLimits = limitsPids(&cfg.Cgroup.Resources)
 	return &c
+}
+
+// limitsPids reports whether r sets a pids limit: it counts the threads
+// of init's Go runtime, so it is applied once they are made
+// (Config.LateLimits).
+func limitsPids(r *configs.Resources) bool {
+	_, unified := r.Unified["pids.max"]
+	return r.PidsLimit != nil || unified
 }
 
 // undoCreate kills a half-made container's init and removes its state.

@@ -148,11 +148,11 @@ func startInit(r *initRequest) (int, error) {
 	var hooks func() error
 	switch {
 	case r.runtimeHooks == nil:
-	case r.cfg.Hooks.RunInParent():
+	case r.cfg.AsksCreateHooks():
 		hooks = func() error { return r.runtimeHooks(pid) }
 	default:
-		// No prestart or createRuntime hooks: init will not ask, and the
-		// cgroup limits are applied now, while its Go runtime starts.
+		// Init will not ask (configs.AsksCreateHooks): the cgroup limits
+		// are applied now, while its Go runtime starts.
 		if err := r.runtimeHooks(pid); err != nil {
 			return pid, err
 		}

@@ -32,7 +32,8 @@
 //	                                        nsexec's first process exits
 //	5     parent        CONFIG(json)        Go init builds the container
 //	5a    Go init       CREATE_HOOKS        (create, with prestart or createRuntime
-//	                                        hooks only) rootfs mounted, not
+//	                                        hooks or a pids limit only: see
+//	                                        configs.AsksCreateHooks) rootfs mounted, not
 //	                                        pivoted; the parent applies the cgroup
 //	                                        limits, runs prestart/createRuntime
 //	                                        hooks (a failure: it kills init).

@@ -35,8 +35,15 @@ type Hook struct {
 type Hooks map[HookKind][]Hook
 
 // RunInParent reports whether the parent has hooks to run while init
-// waits with its rootfs mounted (prestart, createRuntime): only then does
-// init ask for them (CREATE_HOOKS in package bootstrap's protocol).
+// waits with its rootfs mounted (prestart, createRuntime).
 func (h Hooks) RunInParent() bool {
 	return len(h[Prestart])+len(h[CreateRuntime]) > 0
+}
+
+// AsksCreateHooks reports whether init stops at CREATE_HOOKS (package
+// bootstrap's protocol) for the parent to run prestart and createRuntime
+// and apply the cgroup limits. Otherwise the parent applies the limits
+// before it sends init the config, while init's Go runtime starts.
+func (c *Config) AsksCreateHooks() bool {
+	return c.Hooks.RunInParent() || c.LateLimits
 }

@@ -15,12 +15,12 @@ import (
 // then init runs createContainer (in the container's, paths resolved in
 // the runtime's mount tree, which init still sees).
 func atMountHooks(sock *os.File, cfg *configs.Config) error {
-	// Asked only when the parent has hooks to run: it applies the cgroup
-	// limits then too, before init sets anything that needs them (a
-	// SCHED_FIFO scheduler needs the realtime budget of
-	// cpu.rt_runtime_us). Without such hooks it applied them before
-	// sending the config, and a round trip here would only wait.
-	if cfg.Hooks.RunInParent() {
+	// Asked when the parent has hooks to run or a pids limit to set: it
+	// applies the cgroup limits then, before init sets anything that
+	// needs them (a SCHED_FIFO scheduler needs the realtime budget of
+	// cpu.rt_runtime_us). Otherwise it applied them before sending the
+	// config, and a round trip here would only wait.
+	if cfg.AsksCreateHooks() {
 		if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
 			return err
 		}
