@@ -80,8 +80,13 @@ func main() {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
 	app.Commands = commandsFor(app, os.Args)
-	if len(app.Commands) == 1 {
-		warmJSON(app.Commands[0].Name)
+	if len(app.Commands) == 1 && (app.Commands[0] == createCommand || app.Commands[0] == runCommand) {
+		// On the other CPU while the command line is parsed: the JSON
+		// codecs create needs first (see libcontainer/warm.go).
+		go func() {
+			specconv.Warm()
+			libcontainer.WarmStateEncoder()
+		}()
 	}
 	err := app.Run(context.Background(), os.Args)
 	trace.Mark("exit")
@@ -171,17 +176,4 @@ func reportError(err error) {
 		logrus.Error(err)
 	}
 	fmt.Fprintln(os.Stderr, "husk: "+err.Error())
-}
-
-// warmJSON starts building, on the other CPU, the JSON codecs command
-// needs first (see libcontainer/warm.go), while the command line is
-// parsed.
-func warmJSON(command string) {
-	switch command {
-	case "create", "run":
-		go func() {
-			specconv.Warm()
-			libcontainer.WarmStateEncoder()
-		}()
-	}
 }

@@ -11,8 +11,9 @@ import (
 // runs createContainer and startContainer itself: see initproc/hooks.go).
 // prestart and createRuntime run on init's CREATE_HOOKS request (the
 // protocol table in libcontainer/bootstrap), which init sends only when
-// there are such hooks; a failing hook makes the parent answer nothing:
-// it kills init and undoes the create.
+// there are such hooks or a pids limit (configs.AsksCreateHooks); a
+// failing hook makes the parent answer nothing: it kills init and undoes
+// the create.
 
 // hookState is the container's hook state (hooks only run for a state
 // with a config: see hooks).

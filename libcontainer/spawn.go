@@ -45,8 +45,8 @@ type initRequest struct {
 	// against the container's pids limit.
 	joinLate bool
 	// runtimeHooks applies the cgroup limits and runs prestart and
-	// createRuntime (create): when init asks, or, without such hooks,
-	// before init gets its config.
+	// createRuntime (create): when init asks, or, when it will not
+	// (configs.AsksCreateHooks), before init gets its config.
 	runtimeHooks func(pid int) error
 }
 

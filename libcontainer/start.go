@@ -122,8 +122,8 @@ var terminating = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQU
 
 // NewWaiter starts catching the signals in terminating, and once
 // CatchAll is called every other signal. Catching each one is a round
-// trip with the Go runtime's signal thread: about 60 of them for every
-// signal, a millisecond or two of CPU, which the container's setup needs
+// trip with the Go runtime's signal thread: about 60 of them for all
+// signals, a millisecond or two of CPU, which the container's setup needs
 // more. So they happen in the background, the rest only once the
 // process runs: a signal that arrives before it is caught has its
 // default effect on husk (SIGUSR1 and most others: none; it is not
@@ -197,7 +197,7 @@ func reap(pid int) int {
 			return 255
 		case got == pid && ws.Signaled():
 			return 128 + int(ws.Signal())
-		case got == pid && (ws.Exited()):
+		case got == pid && ws.Exited():
 			return ws.ExitStatus()
 		}
 	}

@@ -37,8 +37,8 @@
 //	                                        pivoted; the parent applies the cgroup
 //	                                        limits, runs prestart/createRuntime
 //	                                        hooks (a failure: it kills init).
-//	                                        Without such hooks the parent applies
-//	                                        the limits before step 5 instead
+//	                                        Otherwise the parent applies the
+//	                                        limits before step 5
 //	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
 //	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
 //	                                        namespace, or an idmapped one: the
