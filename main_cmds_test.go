@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
@@ -39,6 +40,30 @@ func TestCommandsFor(t *testing.T) {
 	} {
 		if got := commandsFor(app, tc.args); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: got %d commands, want %d", tc.args, len(got), len(tc.want))
+		}
+	}
+}
+
+// TestOneP: every command but exec runs on one P, unless the caller set
+// GOMAXPROCS.
+func TestOneP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct {
+		cmd  *cli.Command
+		env  string
+		want int
+	}{
+		{runCommand, "", 1},
+		{createCommand, "", 1},
+		{deleteCommand, "", 1},
+		{execCommand, "", 2},
+		{runCommand, "2", 2},
+	} {
+		t.Setenv("GOMAXPROCS", tc.env)
+		runtime.GOMAXPROCS(2)
+		oneP(tc.cmd)
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("%s with GOMAXPROCS=%q: %d Ps, want %d", tc.cmd.Name, tc.env, got, tc.want)
 		}
 	}
 }

@@ -24,7 +24,10 @@ var runCommand = &cli.Command{
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: SIGTERM and the like are caught
 		}
-		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
+		// The other signals are caught from the moment husk init starts,
+		// while create mostly waits for it: on run's one P (main.go:
+		// oneP), the round trips then delay nothing.
+		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true, w.CatchAll)
 		if err != nil {
 			return err
 		}
@@ -48,7 +51,6 @@ var runCommand = &cli.Command{
 		if w == nil {
 			return nil
 		}
-		w.CatchAll() // now that the process runs
 		if tty != nil {
 			if err := tty.attach(); err != nil {
 				logrus.Warn(err)

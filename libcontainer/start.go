@@ -123,11 +123,11 @@ var terminating = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQU
 // NewWaiter starts catching the signals in terminating, and once
 // CatchAll is called every other signal. Catching each one is a round
 // trip with the Go runtime's signal thread: about 60 of them for all
-// signals, a millisecond or two of CPU, which the container's setup needs
-// more. So they happen in the background, the rest only once the
-// process runs: a signal that arrives before it is caught has its
-// default effect on husk (SIGUSR1 and most others: none; it is not
-// forwarded).
+// signals, a millisecond or two of CPU. So they happen in the
+// background: run calls CatchAll at once and they overlap its wait for
+// init; exec calls it once its process runs, as its own setup is short.
+// A signal that arrives before it is caught has its default effect on
+// husk (SIGUSR1 and most others: none; it is not forwarded).
 func NewWaiter() *Waiter {
 	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{}), all: make(chan struct{})}
 	go func() {
@@ -147,8 +147,7 @@ func (w *Waiter) Ready() {
 	}
 }
 
-// CatchAll starts catching every signal, in the background: call it once
-// the process runs.
+// CatchAll starts catching every other signal, in the background.
 func (w *Waiter) CatchAll() {
 	if w != nil {
 		w.once.Do(func() { close(w.all) })

@@ -19,6 +19,9 @@ const (
 	// into a running container.
 	InitTypeExec = C.HUSK_INITTYPE_EXEC
 
+	// EnvGoMaxProcs ends init's environment (see InitEnv).
+	EnvGoMaxProcs = "GOMAXPROCS=1"
+
 	FifoGo     = '0'
 	FifoMsgMax = 4000
 )
@@ -30,7 +33,10 @@ func FirstFd(preserved int) int { return 3 + preserved }
 // InitEnv names init's fds, numbered from first in the table's order:
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
 // per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init
-// that runs a process in an existing container.
+// that runs a process in an existing container. Init's Go runtime gets
+// one P (EnvGoMaxProcs): it runs one goroutine's work at a time, and a
+// second P only adds threads, the more so under a pids limit (main.go:
+// oneP).
 func InitEnv(first int, fifo, exec bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
@@ -45,5 +51,5 @@ func InitEnv(first int, fifo, exec bool, extras []string) []string {
 	if exec {
 		env = append(env, EnvInitType+"="+InitTypeExec)
 	}
-	return env
+	return append(env, EnvGoMaxProcs)
 }
