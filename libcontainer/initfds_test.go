@@ -51,7 +51,7 @@ func TestInitExtras(t *testing.T) {
 		t.Error("dialing the sockets wrote into the config")
 	}
 	want := []string{bootstrap.EnvConsoleFd + "=8", bootstrap.EnvListenerFd + "=9"}
-	if got := bootstrap.InitEnv(5, true, false, x.names)[3:5]; !slices.Equal(got, want) || len(x.files) != 2 {
+	if got := bootstrap.InitEnv(5, true, false, false, x.names)[3:5]; !slices.Equal(got, want) || len(x.files) != 2 {
 		t.Errorf("env %q with %d files, want %q", got, len(x.files), want)
 	}
 }

@@ -102,7 +102,7 @@ func startInit(r *initRequest) (int, error) {
 	}
 	closeOnExecAll() // only what the child is given reaches init
 	cmd, born, err := startInCgroup(dir, exe, []string{"husk", "init"},
-		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, extras.names),
+		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
 		append(r.stdio[:], files...))
 	for _, f := range own {
 		f.Close()

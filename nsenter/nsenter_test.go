@@ -451,3 +451,31 @@ func TestManyInARow(t *testing.T) {
 		p.pid = 0
 	}
 }
+
+// TestDebugLinesOnlyWithLogDebug: nsexec writes its debug lines to the log
+// pipe only when the parent logs them (EnvLogDebug, from --debug).
+func TestDebugLinesOnlyWithLogDebug(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(bootstrap.EnvLogPipe, "4")
+		if debug {
+			t.Setenv(bootstrap.EnvLogDebug, "1")
+		}
+		p := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS}).Encode(), w)
+		w.Close()
+		p.finish()
+		p.reap()
+		out, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(string(out), `{"level":"debug","msg":"nsexec: made uts namespaces"}`)
+		if got != debug {
+			t.Errorf("with %s=%v: log pipe %q", bootstrap.EnvLogDebug, debug, out)
+		}
+	}
+}

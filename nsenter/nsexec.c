@@ -106,7 +106,7 @@ void husk_logf(const char *level, const char *fmt, ...)
 	size_t n;
 	va_list ap;
 
-	if (!env)
+	if (!env || (strcmp(level, "debug") == 0 && !getenv(HUSK_ENV_LOGDEBUG)))
 		return;
 	n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"", level);
 	va_start(ap, fmt);

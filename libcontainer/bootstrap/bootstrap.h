@@ -75,6 +75,9 @@ struct husk_plan_caps {
 #define HUSK_ENV_FIFOFD   "_HUSK_FIFOFD"
 #define HUSK_ENV_CONSOLEFD  "_HUSK_CONSOLE_FD"  /* connected to --console-socket            */
 #define HUSK_ENV_LISTENERFD "_HUSK_LISTENER_FD" /* connected to linux.seccomp.listenerPath */
+/* Set when the parent logs debug lines (--debug): only then do nsexec and
+ * init write theirs to the log pipe (each line wakes the parent). */
+#define HUSK_ENV_LOGDEBUG "_HUSK_LOGDEBUG"
 
 /*
  * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC

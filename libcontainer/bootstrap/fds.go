@@ -14,6 +14,7 @@ const (
 	EnvConsoleFd  = C.HUSK_ENV_CONSOLEFD
 	EnvListenerFd = C.HUSK_ENV_LISTENERFD
 	EnvInitType   = C.HUSK_ENV_INITTYPE
+	EnvLogDebug   = C.HUSK_ENV_LOGDEBUG
 
 	// InitTypeExec in EnvInitType: init stands in for a process exec'd
 	// into a running container.
@@ -33,11 +34,12 @@ func FirstFd(preserved int) int { return 3 + preserved }
 // InitEnv names init's fds, numbered from first in the table's order:
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
 // per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init
-// that runs a process in an existing container. Init's Go runtime gets
+// that runs a process in an existing container. debug (the parent's
+// --debug) has init send its debug lines (EnvLogDebug). Init's Go runtime gets
 // one P (EnvGoMaxProcs): it runs one goroutine's work at a time, and a
 // second P only adds threads, the more so under a pids limit (main.go:
 // oneP).
-func InitEnv(first int, fifo, exec bool, extras []string) []string {
+func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
 	if fifo {
@@ -50,6 +52,9 @@ func InitEnv(first int, fifo, exec bool, extras []string) []string {
 	}
 	if exec {
 		env = append(env, EnvInitType+"="+InitTypeExec)
+	}
+	if debug {
+		env = append(env, EnvLogDebug+"=1")
 	}
 	return append(env, EnvGoMaxProcs)
 }

@@ -10,19 +10,19 @@ import (
 // ones, the fifo only for create, the extras after them in order.
 func TestInitEnv(t *testing.T) {
 	for _, tc := range []struct {
-		first      int
-		fifo, exec bool
-		extras     []string
-		want       []string
+		first             int
+		fifo, exec, debug bool
+		extras            []string
+		want              []string
 	}{
-		{FirstFd(0), true, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvGoMaxProcs}},
-		{FirstFd(2), true, false, []string{EnvConsoleFd, EnvListenerFd},
-			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9", EnvGoMaxProcs}},
-		{FirstFd(0), false, true, []string{EnvConsoleFd},
+		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvGoMaxProcs}},
+		{FirstFd(2), true, false, true, []string{EnvConsoleFd, EnvListenerFd},
+			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9", EnvLogDebug + "=1", EnvGoMaxProcs}},
+		{FirstFd(0), false, true, false, []string{EnvConsoleFd},
 			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec, EnvGoMaxProcs}},
 	} {
-		if got := InitEnv(tc.first, tc.fifo, tc.exec, tc.extras); !slices.Equal(got, tc.want) {
-			t.Errorf("InitEnv(%d, fifo %v, exec %v, %v) = %q, want %q", tc.first, tc.fifo, tc.exec, tc.extras, got, tc.want)
+		if got := InitEnv(tc.first, tc.fifo, tc.exec, tc.debug, tc.extras); !slices.Equal(got, tc.want) {
+			t.Errorf("InitEnv(%d, fifo %v, exec %v, debug %v, %v) = %q, want %q", tc.first, tc.fifo, tc.exec, tc.debug, tc.extras, got, tc.want)
 		}
 	}
 }

@@ -33,9 +33,10 @@ func Init() {
 	if logw, err := inheritedFile(bootstrap.EnvLogPipe); err == nil {
 		logrus.SetOutput(logPipe{logw})
 		logrus.SetFormatter(lineFormatter{})
-		// Every record goes to the parent, which logs what its own
-		// level (--debug) lets through.
-		logrus.SetLevel(logrus.DebugLevel)
+		// Debug records only when the parent logs them (--debug).
+		if os.Getenv(bootstrap.EnvLogDebug) != "" {
+			logrus.SetLevel(logrus.DebugLevel)
+		}
 	}
 	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
 		err = initExec(sock)
