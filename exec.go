@@ -133,7 +133,6 @@ func execAction(cmd *cli.Command) error {
 	if detach {
 		return nil
 	}
-	w.CatchAll() // now that the process runs
 	if tty != nil {
 		if err := tty.receive(); err != nil {
 			return err

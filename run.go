@@ -24,10 +24,7 @@ var runCommand = &cli.Command{
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: SIGTERM and the like are caught
 		}
-		// The other signals are caught from the moment husk init starts,
-		// while create mostly waits for it: on run's one P (main.go:
-		// oneP), the round trips then delay nothing.
-		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true, w.CatchAll)
+		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
 		if err != nil {
 			return err
 		}

@@ -39,9 +39,6 @@ type CreateOpts struct {
 	// than before Create returns; the save then overlaps init's last
 	// steps before the process's execve.
 	SaveAtStart bool
-	// Spawned, when set, is called once husk init is started (before its
-	// bootstrap message).
-	Spawned func()
 }
 
 // Create builds the container up to the point where its init waits on
@@ -150,7 +147,6 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		fifoPath:  fifo,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		spawned:   o.Spawned,
 		entry:     place.entry,
 		join:      place.join,
 		runtimeHooks: func(pid int) error {

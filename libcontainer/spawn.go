@@ -31,8 +31,6 @@ type initRequest struct {
 	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
 	preserved []*os.File
-	// spawned, when set, is called once init is started.
-	spawned func()
 	// entry, when set, is how init enters the container's cgroups
 	// itself: born in the v2 directory (clone3 CLONE_INTO_CGROUP), and
 	// nsexec writing "0" to the v1 tasks files first thing. join is then
@@ -116,9 +114,6 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
-	if r.spawned != nil {
-		r.spawned()
-	}
 
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/trace"
@@ -112,7 +113,7 @@ func (f *execFifo) await() error {
 type Waiter struct {
 	sigs  chan os.Signal
 	ready chan struct{} // closed once the signals in terminating are caught
-	all   chan struct{} // closed by CatchAll
+	rest  chan struct{} // closed to catch every other signal
 	once  sync.Once
 }
 
@@ -120,20 +121,25 @@ type Waiter struct {
 // users send to stop a container): caught first.
 var terminating = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT}
 
-// NewWaiter starts catching the signals in terminating, and once
-// CatchAll is called every other signal. Catching each one is a round
-// trip with the Go runtime's signal thread: about 60 of them for all
-// signals, a millisecond or two of CPU. So they happen in the
-// background: run calls CatchAll at once and they overlap its wait for
-// init; exec calls it once its process runs, as its own setup is short.
-// A signal that arrives before it is caught has its default effect on
-// husk (SIGUSR1 and most others: none; it is not forwarded).
+// catchRestAfter is how long the process runs before husk catches the
+// signals outside terminating. Catching each one is a round trip with the
+// Go runtime's signal thread: about 60 of them, 1 to 1.5 ms of CPU, more
+// than a probe's whole `exec ID true` costs crun. A process that is done
+// sooner (a probe's, a short job's) never pays it; one that runs on gets
+// every signal forwarded from then on. Until then, a signal outside
+// terminating does to husk what Go does to an uncaught one: SIGUSR1,
+// SIGUSR2, SIGWINCH, SIGALRM and the real-time signals are dropped, not
+// forwarded (as in the moments before any runtime's handler is set up).
+const catchRestAfter = 10 * time.Millisecond
+
+// NewWaiter starts catching the signals in terminating, and the others
+// once Wait has waited catchRestAfter.
 func NewWaiter() *Waiter {
-	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{}), all: make(chan struct{})}
+	w := &Waiter{sigs: make(chan os.Signal, 128), ready: make(chan struct{}), rest: make(chan struct{})}
 	go func() {
 		signal.Notify(w.sigs, terminating...)
 		close(w.ready)
-		<-w.all
+		<-w.rest
 		signal.Notify(w.sigs)
 	}()
 	return w
@@ -147,24 +153,20 @@ func (w *Waiter) Ready() {
 	}
 }
 
-// CatchAll starts catching every other signal, in the background.
-func (w *Waiter) CatchAll() {
-	if w != nil {
-		w.once.Do(func() { close(w.all) })
-	}
-}
+// catchRest starts catching every other signal, in the background.
+func (w *Waiter) catchRest() { w.once.Do(func() { close(w.rest) }) }
 
 // Wait forwards signals to pid until it exits (husk is its subreaper) and
 // returns its exit code: the status, or 128+N when killed by signal N.
 // Other orphans reparented to husk are reaped on the way. The reaping is
-// a blocking wait4, not a wake-up by SIGCHLD: it does not wait until
-// every signal is caught (a short process, a probe's, is often done
-// first; a signal not caught yet has its default effect on husk, as
-// before NewWaiter). Signals stay caught afterwards (husk only tears down
-// and exits; undoing the catch costs a thread round trip per signal).
+// a blocking wait4, not a wake-up by SIGCHLD, so it needs no signal
+// caught. Signals stay caught afterwards (husk only tears down and exits;
+// undoing the catch costs a thread round trip per signal).
 func (w *Waiter) Wait(pid int) int {
 	exited := make(chan int, 1)
 	go func() { exited <- reap(pid) }()
+	rest := time.AfterFunc(catchRestAfter, w.catchRest)
+	defer rest.Stop()
 	for {
 		select {
 		case code := <-exited:

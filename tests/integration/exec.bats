@@ -294,6 +294,29 @@ same_namespaces() {
 	[ "$(cat "$TEST_DIR/sig.out")" = "got TERM" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
 }
 
+@test "exec: a foreground exec forwards SIGUSR1 to the process once it has run a moment" {
+	update_config '.root.readonly = false'
+	start_sleeper
+	rm -f "$BUNDLE/rootfs/tmp/ready"
+	husk exec "$ID" sh -c 'trap "echo got USR1; exit 5" USR1; touch /tmp/ready; while :; do sleep 0.05; done' \
+		>"$TEST_DIR/sig.out" 2>&1 3>&- &
+	local bg=$! i husk_pid code=0
+	track_bg "$bg"
+	for ((i = 0; i < 100; i++)); do [ -e "$BUNDLE/rootfs/tmp/ready" ] && break; sleep 0.05; done
+	[ -e "$BUNDLE/rootfs/tmp/ready" ] || fail "the exec'd shell never started: $(cat "$TEST_DIR/sig.out")"
+	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT exec $ID")"
+	[ -n "$husk_pid" ] || fail "no husk exec process found"
+	# Caught once the process has run 10 ms (libcontainer/start.go).
+	for ((i = 0; i < 100; i++)); do
+		kill -USR1 "$husk_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$bg" 2>/dev/null; then kill -TERM "$husk_pid"; fi
+	wait "$bg" || code=$?
+	[ "$code" -eq 5 ] || fail "exit code $code, want 5: $(cat "$TEST_DIR/sig.out")"
+	[ "$(cat "$TEST_DIR/sig.out")" = "got USR1" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+}
+
 @test "exec: kill --all reaches exec'd processes; delete --force removes a container with execs running" {
 	start_sleeper
 	exec_bg sleep 100

@@ -133,6 +133,32 @@ load helpers
 
 # Go >= 1.22 aborts a runtime started on top of a raw clone(2)'s stale glibc
 # state (runc issue 4233): only shows up over many starts.
+@test "run: a foreground run forwards the signals husk receives, SIGUSR1 included, to the process" {
+	local id bg husk_pid i code=0
+	id="$(new_id)"
+	update_config '.root.readonly = false'
+	rm -f "$BUNDLE/rootfs/tmp/ready"
+	set_args sh -c 'trap "echo got USR1; exit 7" USR1; touch /tmp/ready; while :; do sleep 0.05; done'
+	husk run --bundle "$BUNDLE" "$id" >"$TEST_DIR/sig.out" 2>&1 </dev/null &
+	bg=$!
+	track_bg "$bg"
+	for ((i = 0; i < 100; i++)); do [ -e "$BUNDLE/rootfs/tmp/ready" ] && break; sleep 0.05; done
+	[ -e "$BUNDLE/rootfs/tmp/ready" ] || fail "the container's shell never started: $(cat "$TEST_DIR/sig.out")"
+	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT run --bundle $BUNDLE $id")"
+	[ -n "$husk_pid" ] || fail "no husk run process found"
+	# Signals other than TERM, INT, HUP and QUIT are caught once the
+	# process has run 10 ms (libcontainer/start.go): send until one lands.
+	for ((i = 0; i < 100; i++)); do
+		kill -USR1 "$husk_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$bg" 2>/dev/null; then husk kill "$id" KILL; fi
+	wait "$bg" || code=$?
+	[ "$code" -eq 7 ] || fail "exit code $code, want 7: $(cat "$TEST_DIR/sig.out")"
+	[ "$(cat "$TEST_DIR/sig.out")" = "got USR1" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+	assert_no_container "$id"
+}
+
 @test "run: 50 containers in a row all exit 0" {
 	local i id
 	set_args true
