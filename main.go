@@ -40,6 +40,7 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
+	oneP()
 	if len(os.Args) == 2 && os.Args[1] == "init" {
 		// The container's init (see init.go) skips the command line: it
 		// is on every start's critical path, and has no flags.
@@ -79,9 +80,6 @@ func main() {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 	}
 	app.Commands = commandsFor(app, os.Args)
-	if len(app.Commands) == 1 {
-		oneP(app.Commands[0])
-	}
 	err := app.Run(context.Background(), os.Args)
 	trace.Mark("exit")
 	var code exitCode
@@ -99,17 +97,15 @@ func main() {
 	}
 }
 
-// oneP runs every husk command but exec on one P (GOMAXPROCS=1), unless
-// the caller set GOMAXPROCS; `husk init` gets it in its environment
-// (bootstrap.InitEnv). A husk process is mostly waiting on the kernel
-// and on init: a second P only lets the Go scheduler spin, hand off and
-// wake threads on the other CPU, which a node starting many pods at once
-// pays in CPU (bench: 50 parallel runs took 0.75-0.82x the wall time and
-// 0.77-0.86x the CPU, one run 1.0-1.05x). exec keeps both CPUs: it
-// catches the signals it forwards while its process runs, a thread round
-// trip each, and on one P those delay the wait (exec 1.17x).
-func oneP(cmd *cli.Command) {
-	if cmd != execCommand && os.Getenv("GOMAXPROCS") == "" {
+// oneP runs husk on one P (GOMAXPROCS=1), unless the caller set
+// GOMAXPROCS; `husk init` gets it in its environment (bootstrap.InitEnv).
+// A husk process mostly waits on the kernel and on init: a second P only
+// lets the Go scheduler spin, hand off and wake threads on the other CPU,
+// which a node starting many pods at once pays in CPU (bench: 50 parallel
+// runs took 0.84-0.88x the wall time and 0.86-0.88x the CPU; one run, one
+// exec: the same time).
+func oneP() {
+	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
 }

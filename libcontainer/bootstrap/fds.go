@@ -38,7 +38,7 @@ func FirstFd(preserved int) int { return 3 + preserved }
 // --debug) has init send its debug lines (EnvLogDebug). Init's Go runtime gets
 // one P (EnvGoMaxProcs): it runs one goroutine's work at a time, and a
 // second P only adds threads, the more so under a pids limit (main.go:
-// oneP).
+// oneP, which husk's own commands run).
 func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
