@@ -273,48 +273,50 @@ same_namespaces() {
 	done
 }
 
-@test "exec: signals to a foreground exec reach the process" {
+# exec_trap SIG CODE: a foreground husk exec, in the test's background,
+# whose shell prints "got SIG" and exits CODE on SIG. Returns once the
+# shell runs, with EXEC_BG (the job) and EXEC_HUSK (the husk process) set.
+exec_trap() {
+	local i
 	update_config '.root.readonly = false'
 	start_sleeper
 	rm -f "$BUNDLE/rootfs/tmp/ready"
-	husk exec "$ID" sh -c 'trap "echo got TERM; exit 9" TERM; touch /tmp/ready; while :; do sleep 0.1; done' \
+	husk exec "$ID" sh -c "trap 'echo got $1; exit $2' $1; touch /tmp/ready; while :; do sleep 0.05; done" \
 		>"$TEST_DIR/sig.out" 2>&1 3>&- &
-	local bg=$! i
-	track_bg "$bg"
+	EXEC_BG=$!
+	track_bg "$EXEC_BG"
 	for ((i = 0; i < 100; i++)); do [ -e "$BUNDLE/rootfs/tmp/ready" ] && break; sleep 0.05; done
 	[ -e "$BUNDLE/rootfs/tmp/ready" ] || fail "the exec'd shell never started: $(cat "$TEST_DIR/sig.out")"
 	# `husk` is a function running timeout(1): signal husk itself.
-	local husk_pid
-	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT exec $ID")"
-	[ -n "$husk_pid" ] || fail "no husk exec process found"
-	kill -TERM "$husk_pid"
+	EXEC_HUSK="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT exec $ID")"
+	[ -n "$EXEC_HUSK" ] || fail "no husk exec process found"
+}
+
+# exec_trapped SIG CODE: the exec_trap job ended with CODE, its shell's
+# trap for SIG having run.
+exec_trapped() {
 	local code=0
-	wait "$bg" || code=$?
-	[ "$code" -eq 9 ] || fail "exit code $code, want 9: $(cat "$TEST_DIR/sig.out")"
-	[ "$(cat "$TEST_DIR/sig.out")" = "got TERM" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+	wait "$EXEC_BG" || code=$?
+	[ "$code" -eq "$2" ] || fail "exit code $code, want $2: $(cat "$TEST_DIR/sig.out")"
+	[ "$(cat "$TEST_DIR/sig.out")" = "got $1" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+}
+
+@test "exec: signals to a foreground exec reach the process" {
+	exec_trap TERM 9
+	kill -TERM "$EXEC_HUSK"
+	exec_trapped TERM 9
 }
 
 @test "exec: a foreground exec forwards SIGUSR1 to the process once it has run a moment" {
-	update_config '.root.readonly = false'
-	start_sleeper
-	rm -f "$BUNDLE/rootfs/tmp/ready"
-	husk exec "$ID" sh -c 'trap "echo got USR1; exit 5" USR1; touch /tmp/ready; while :; do sleep 0.05; done' \
-		>"$TEST_DIR/sig.out" 2>&1 3>&- &
-	local bg=$! i husk_pid code=0
-	track_bg "$bg"
-	for ((i = 0; i < 100; i++)); do [ -e "$BUNDLE/rootfs/tmp/ready" ] && break; sleep 0.05; done
-	[ -e "$BUNDLE/rootfs/tmp/ready" ] || fail "the exec'd shell never started: $(cat "$TEST_DIR/sig.out")"
-	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT exec $ID")"
-	[ -n "$husk_pid" ] || fail "no husk exec process found"
+	local i
+	exec_trap USR1 5
 	# Caught once the process has run 10 ms (libcontainer/start.go).
 	for ((i = 0; i < 100; i++)); do
-		kill -USR1 "$husk_pid" 2>/dev/null || break
+		kill -USR1 "$EXEC_HUSK" 2>/dev/null || break
 		sleep 0.05
 	done
-	if kill -0 "$bg" 2>/dev/null; then kill -TERM "$husk_pid"; fi
-	wait "$bg" || code=$?
-	[ "$code" -eq 5 ] || fail "exit code $code, want 5: $(cat "$TEST_DIR/sig.out")"
-	[ "$(cat "$TEST_DIR/sig.out")" = "got USR1" ] || fail "output: $(cat "$TEST_DIR/sig.out")"
+	if kill -0 "$EXEC_BG" 2>/dev/null; then kill -TERM "$EXEC_HUSK"; fi
+	exec_trapped USR1 5
 }
 
 @test "exec: kill --all reaches exec'd processes; delete --force removes a container with execs running" {
