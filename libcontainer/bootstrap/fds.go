@@ -34,11 +34,11 @@ func FirstFd(preserved int) int { return 3 + preserved }
 // InitEnv names init's fds, numbered from first in the table's order:
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
 // per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init
-// that runs a process in an existing container. debug (the parent's
-// --debug) has init send its debug lines (EnvLogDebug). Init's Go runtime gets
-// one P (EnvGoMaxProcs): it runs one goroutine's work at a time, and a
-// second P only adds threads, the more so under a pids limit (main.go:
-// oneP, which husk's own commands run).
+// that runs a process in an existing container; debug (the parent's
+// --debug) has init send its debug lines (EnvLogDebug). Init's Go runtime
+// gets one P (EnvGoMaxProcs), as husk's own commands do (main.go: oneP):
+// it runs one goroutine's work at a time, and a second P only adds
+// threads, the more so under a pids limit.
 func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
