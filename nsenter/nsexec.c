@@ -97,7 +97,8 @@ void husk_fail(const char *fmt, ...)
 
 /*
  * husk_logf: one JSON line {"level":"...","msg":"..."} on the log pipe;
- * the parent re-logs it to --log in --log-format (debug ones under --debug).
+ * the parent re-logs it to --log in --log-format. Debug lines are written
+ * only under the parent's --debug (HUSK_ENV_LOGDEBUG set).
  */
 void husk_logf(const char *level, const char *fmt, ...)
 {
