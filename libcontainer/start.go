@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
@@ -114,7 +113,6 @@ type Waiter struct {
 	sigs  chan os.Signal
 	ready chan struct{} // closed once the signals in terminating are caught
 	rest  chan struct{} // closed to catch every other signal
-	once  sync.Once
 }
 
 // terminating are the signals that end husk unless caught (and that
@@ -153,19 +151,16 @@ func (w *Waiter) Ready() {
 	}
 }
 
-// catchRest starts catching every other signal, in the background.
-func (w *Waiter) catchRest() { w.once.Do(func() { close(w.rest) }) }
-
 // Wait forwards signals to pid until it exits (husk is its subreaper) and
 // returns its exit code: the status, or 128+N when killed by signal N.
 // Other orphans reparented to husk are reaped on the way. The reaping is
 // a blocking wait4, not a wake-up by SIGCHLD, so it needs no signal
 // caught. Signals stay caught afterwards (husk only tears down and exits;
-// undoing the catch costs a thread round trip per signal).
+// undoing the catch costs a thread round trip per signal). Call it once.
 func (w *Waiter) Wait(pid int) int {
 	exited := make(chan int, 1)
 	go func() { exited <- reap(pid) }()
-	rest := time.AfterFunc(catchRestAfter, w.catchRest)
+	rest := time.AfterFunc(catchRestAfter, func() { close(w.rest) })
 	defer rest.Stop()
 	for {
 		select {
