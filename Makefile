@@ -27,10 +27,14 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # libseccomp` is all -static needs). netgo and osusergo keep the C
 # library's NSS (getaddrinfo, getpwuid_r), which a static glibc cannot load,
 # out of the binary: user names come from /etc/passwd, as runc reads them.
-# A plain `go build .` still builds a working, dynamically linked husk.
+# --wrap=main starts every husk process's Go runtime on one P (package
+# onep); -no-pie is what go passes itself unless --wrap=main breaks its
+# probe link. A plain `go build .` still builds a working, dynamically
+# linked husk, on the runtime's default Ps.
 HUSK_STATIC ?= 1
 HUSK_TAGS   := netgo,osusergo
-HUSK_LDFLAGS := $(LDFLAGS)$(if $(filter 1,$(HUSK_STATIC)), -linkmode external -extldflags -static)
+HUSK_EXTLD  := $(if $(filter 1,$(HUSK_STATIC)),-static,-no-pie) -Wl,--wrap=main
+HUSK_LDFLAGS := $(LDFLAGS) -linkmode external -extldflags '$(HUSK_EXTLD)'
 
 # Debian packages building husk needs (cgo and libseccomp); every target
 # that compiles installs the missing ones, so `make demo` and `make test`

@@ -17,11 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	_ "github.com/husk-runtime/husk/onep" // one P from the runtime's start
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -40,7 +40,6 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
-	oneP()
 	if len(os.Args) == 2 && os.Args[1] == "init" {
 		// The container's init (see init.go) skips the command line: it
 		// is on every start's critical path, and has no flags.
@@ -94,19 +93,6 @@ func main() {
 	default:
 		reportError(err)
 		os.Exit(1)
-	}
-}
-
-// oneP runs husk on one P (GOMAXPROCS=1), unless the caller set
-// GOMAXPROCS; `husk init` gets it in its environment (bootstrap.InitEnv).
-// A husk process mostly waits on the kernel and on init: a second P only
-// lets the Go scheduler spin, hand off and wake threads on the other CPU,
-// which a node starting many pods at once pays in CPU (bench: 50 parallel
-// runs took 0.84-0.88x the wall time and 0.86-0.88x the CPU; one run, one
-// exec: the same time).
-func oneP() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"runtime"
 	"slices"
 	"testing"
 
@@ -40,22 +39,6 @@ func TestCommandsFor(t *testing.T) {
 	} {
 		if got := commandsFor(app, tc.args); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: got %d commands, want %d", tc.args, len(got), len(tc.want))
-		}
-	}
-}
-
-// TestOneP: husk runs on one P, unless the caller set GOMAXPROCS.
-func TestOneP(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, tc := range []struct {
-		env  string
-		want int
-	}{{"", 1}, {"2", 2}} {
-		t.Setenv("GOMAXPROCS", tc.env)
-		runtime.GOMAXPROCS(2)
-		oneP()
-		if got := runtime.GOMAXPROCS(0); got != tc.want {
-			t.Errorf("with GOMAXPROCS=%q: %d Ps, want %d", tc.env, got, tc.want)
 		}
 	}
 }

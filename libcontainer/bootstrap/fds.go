@@ -20,9 +20,6 @@ const (
 	// into a running container.
 	InitTypeExec = C.HUSK_INITTYPE_EXEC
 
-	// EnvGoMaxProcs ends init's environment (see InitEnv).
-	EnvGoMaxProcs = "GOMAXPROCS=1"
-
 	FifoGo     = '0'
 	FifoMsgMax = 4000
 )
@@ -35,10 +32,7 @@ func FirstFd(preserved int) int { return 3 + preserved }
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
 // per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init
 // that runs a process in an existing container; debug (the parent's
-// --debug) has init send its debug lines (EnvLogDebug). Init's Go runtime
-// gets one P (EnvGoMaxProcs), as husk's own commands do (main.go: oneP):
-// it runs one goroutine's work at a time, and a second P only adds
-// threads, the more so under a pids limit.
+// --debug) has init send its debug lines (EnvLogDebug).
 func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
@@ -56,5 +50,5 @@ func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	if debug {
 		env = append(env, EnvLogDebug+"=1")
 	}
-	return append(env, EnvGoMaxProcs)
+	return env
 }

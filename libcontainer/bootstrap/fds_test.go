@@ -15,11 +15,11 @@ func TestInitEnv(t *testing.T) {
 		extras            []string
 		want              []string
 	}{
-		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvGoMaxProcs}},
+		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5"}},
 		{FirstFd(2), true, false, true, []string{EnvConsoleFd, EnvListenerFd},
-			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9", EnvLogDebug + "=1", EnvGoMaxProcs}},
+			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9", EnvLogDebug + "=1"}},
 		{FirstFd(0), false, true, false, []string{EnvConsoleFd},
-			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec, EnvGoMaxProcs}},
+			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec}},
 	} {
 		if got := InitEnv(tc.first, tc.fifo, tc.exec, tc.debug, tc.extras); !slices.Equal(got, tc.want) {
 			t.Errorf("InitEnv(%d, fifo %v, exec %v, debug %v, %v) = %q, want %q", tc.first, tc.fifo, tc.exec, tc.debug, tc.extras, got, tc.want)

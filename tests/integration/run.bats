@@ -170,3 +170,24 @@ load helpers
 	run -0 husk list -q
 	[ -z "$output" ] || fail "containers left: $output"
 }
+
+# The Go runtime prints a SCHED line with its P count from its first
+# moments (GODEBUG=schedtrace), before any of husk's Go code runs; the
+# container sleeps so that one is printed. `husk init` does not inherit
+# GODEBUG, so every line is the husk process's own.
+@test "run: husk's Go runtime starts on one P, unless the caller sets GOMAXPROCS" {
+	[ "$(nproc)" -ge 2 ] || skip "one CPU: the runtime's default is one P too ($(nproc) CPUs)"
+	unset GOMAXPROCS
+	set_args sleep 0.2
+	GODEBUG=schedtrace=50 run -0 --separate-stderr husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	sched_procs 1
+	GOMAXPROCS=2 GODEBUG=schedtrace=50 run -0 --separate-stderr husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	sched_procs 2
+}
+
+# sched_procs N: every SCHED line in $stderr says gomaxprocs=N.
+sched_procs() {
+	[[ "$stderr" == *"SCHED "* ]] || fail "no SCHED line on stderr: $stderr"
+	[ "$(grep -o 'gomaxprocs=[0-9]*' <<<"$stderr" | sort -u)" = "gomaxprocs=$1" ] ||
+		fail "want gomaxprocs=$1 in every SCHED line: $stderr"
+}
