@@ -3,6 +3,7 @@
 // __real_main. Without the flag nothing calls __wrap_main, and the weak
 // __real_main lets such a binary link.
 #include <elf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ int __wrap_main(int argc, char **argv)
 			return __real_main(argc, argv); /* the caller chose */
 	nenv = e - env;
 	aux = e + 1;
-	for (e = aux; (Elf64_Addr)e[0] != AT_NULL; e += 2)
+	for (e = aux; (uintptr_t)e[0] != AT_NULL; e += 2)
 		;
 	naux = e + 2 - aux; /* with the AT_NULL pair */
 	a = malloc((argc + 1 + nenv + 2 + naux) * sizeof(*a));
