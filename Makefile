@@ -28,12 +28,14 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # library's NSS (getaddrinfo, getpwuid_r), which a static glibc cannot load,
 # out of the binary: user names come from /etc/passwd, as runc reads them.
 # --wrap=main starts every husk process's Go runtime on one P (package
-# onep); -no-pie is what go passes itself unless --wrap=main breaks its
-# probe link. A plain `go build .` still builds a working, dynamically
-# linked husk, on the runtime's default Ps.
+# onep). It also fails the trivial link go uses to probe which linker flags
+# work, so the flags go would add after that probe are given here: -no-pie
+# and compressed debug sections (without them husk grows from 12.9 to
+# 17.8 MB). A plain `go build .` still builds a working, dynamically linked
+# husk, on the runtime's default Ps.
 HUSK_STATIC ?= 1
 HUSK_TAGS   := netgo,osusergo
-HUSK_EXTLD  := $(if $(filter 1,$(HUSK_STATIC)),-static,-no-pie) -Wl,--wrap=main
+HUSK_EXTLD  := $(if $(filter 1,$(HUSK_STATIC)),-static,-no-pie) -Wl,--wrap=main -Wl,--compress-debug-sections=zlib
 HUSK_LDFLAGS := $(LDFLAGS) -linkmode external -extldflags '$(HUSK_EXTLD)'
 
 # Debian packages building husk needs (cgo and libseccomp); every target

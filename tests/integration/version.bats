@@ -39,3 +39,15 @@ load helpers
 	[ -s "$log" ] || fail "log file $log is empty or missing"
 	assert_contains "$(cat "$log")" netwrk
 }
+
+# Linking with --wrap=main (package onep) fails the probe go uses to pick
+# linker flags, so the Makefile gives them itself; without compressed debug
+# sections husk grows by 5 MB.
+@test "the husk binary's debug sections are compressed, as go links them" {
+	command -v readelf >/dev/null || skip "no readelf (binutils) to read the section flags"
+	run -0 readelf -S -W "$HUSK_BIN"
+	grep -q ' \.debug_info ' <<<"$output" || skip "$HUSK_BIN has no debug info (built with -w)"
+	# The Flg column: C is SHF_COMPRESSED.
+	grep -Eq ' \.debug_info .* C +[0-9]+ +[0-9]+ +[0-9]+$' <<<"$output" ||
+		fail ".debug_info of $HUSK_BIN is not compressed: $(grep ' \.debug_info ' <<<"$output")"
+}
