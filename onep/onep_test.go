@@ -30,13 +30,10 @@ func TestWrapMain(t *testing.T) {
 			`procs=1 added=true args=["an argument" ""] env=["KEEP=me" "EMPTY="] auxv=kernel's`},
 		{[]string{"KEEP=me", "GOMAXPROCS=3"},
 			`procs=3 added=false args=["an argument" ""] env=["KEEP=me" "GOMAXPROCS=3"] auxv=kernel's`},
-		{nil, `procs=1 added=true args=["an argument" ""] env=[] auxv=kernel's`},
+		{[]string{}, `procs=1 added=true args=["an argument" ""] env=[] auxv=kernel's`},
 	} {
 		cmd := exec.Command(bin, "an argument", "")
-		cmd.Env = tc.env
-		if tc.env == nil {
-			cmd.Env = []string{}
-		}
+		cmd.Env = tc.env // never nil, which would pass on the test's own
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("env %q: %v: %s", tc.env, err, out)
