@@ -146,9 +146,9 @@ func open(layout Layout, cg *cgroups.Cgroup, paths map[string]string) (*Manager,
 		}
 		m.unified = readControllers(fs2.UnifiedMountpoint)
 	default:
-		var v1paths map[string]string
-		if paths != nil {
-			v1paths = paths
+		v1paths := paths
+		if v1paths == nil {
+			v1paths, _ = v1Paths(cg.Path, layout) // nil: the library computes them
 		}
 		m.v1, err = fs.NewManager(cg, v1paths)
 		if err != nil {
@@ -258,12 +258,22 @@ func (m *Manager) parentRace(mk func() error) error {
 // checkFresh refuses a container cgroup that already holds processes or
 // is frozen (runc's words for both).
 func (m *Manager) checkFresh() error {
+	// Mostly there is none yet: one lstat per hierarchy tells.
+	var there []string
+	for _, dir := range m.Paths() {
+		if _, err := os.Lstat(dir); err == nil {
+			there = append(there, dir)
+		}
+	}
+	if len(there) == 0 {
+		return nil
+	}
 	if frozen, err := m.Frozen(); err == nil && frozen {
 		return fmt.Errorf("container's cgroup unexpectedly frozen: %s", m.describe())
 	}
 	// Every hierarchy: on v1 Pids reads only one.
 	var pids []int
-	for _, dir := range m.Paths() {
+	for _, dir := range there {
 		p, err := cgroups.GetAllPids(dir)
 		if err != nil && !gone(err) {
 			return fmt.Errorf("list the processes of cgroup %s: %w", dir, err)
@@ -372,7 +382,7 @@ func removeDefaultParent(dir string) {
 	if filepath.Base(dir) != path.Base(DefaultParent) || (top != cgroupRoot && filepath.Dir(top) != cgroupRoot) {
 		return
 	}
-	os.Remove(dir)
+	unix.Rmdir(dir) // a directory: os.Remove would try unlink first
 }
 
 const cgroupRoot = "/sys/fs/cgroup"

@@ -76,7 +76,7 @@ func mountCgroup2OverItself(r *rootDir, m *configs.Mount) error {
 // mountCgroup1 makes a tmpfs at m.Destination holding one directory per
 // host hierarchy (cpu, memory, ..., unified), each a cgroup mount or a bind.
 func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]string) error {
-	hierarchies, err := mountinfo.GetMounts(func(i *mountinfo.Info) (bool, bool) {
+	hierarchies, err := mountTable(func(i *mountinfo.Info) (bool, bool) {
 		isCgroup := i.FSType == "cgroup" || i.FSType == "cgroup2"
 		return !isCgroup || filepath.Dir(i.Mountpoint) != cgroupRoot, false
 	})

@@ -39,7 +39,7 @@ func prepareRoot(c *configs.Config, root string) error {
 // becomes a slave with "shared" or "slave" asked (what the host mounts
 // under it still shows inside, nothing goes back) and private otherwise.
 func isolateRoot(root string, flags int) error {
-	mounts, err := mountinfo.GetMounts(mountinfo.ParentsFilter(root))
+	mounts, err := mountTable(mountinfo.ParentsFilter(root))
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func moveRoot(root string) error {
 // hideHostProcSys detaches every whole proc and sysfs mount outside the
 // rootfs; one that cannot be detached is covered with an empty tmpfs.
 func hideHostProcSys(root string) error {
-	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (bool, bool) {
+	mounts, err := mountTable(func(m *mountinfo.Info) (bool, bool) {
 		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
 		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
 		return !whole || inside, false
