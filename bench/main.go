@@ -10,6 +10,8 @@
 //   - peak RSS of the create process and of the container's init;
 //   - binary size, and the syscalls of one run (strace -f -c);
 //   - for husk, its Go package initialisers: how many, and their time;
+//   - the floor of the parallel row: the same batches starting only the
+//     processes a container's start starts, with no container (floor.go);
 //
 // then husk's own time per phase of a run, from its trace (HUSK_TRACE),
 // next to the measured run-to-exit it must add up to.
@@ -58,6 +60,7 @@ type options struct {
 	exec     bool
 	strace   bool
 	tmpfs    bool // state roots on a tmpfs, as /run is on hosts with systemd
+	floor    bool // also time the parallel row's floor (floor.go)
 }
 
 func main() {
@@ -76,6 +79,7 @@ func main() {
 	flag.BoolVar(&o.exec, "exec", true, "also time exec into a running container")
 	flag.BoolVar(&o.strace, "strace", true, "count the syscalls of one run with strace -f -c")
 	flag.BoolVar(&o.tmpfs, "tmpfs", true, "keep the runtimes' state roots on a tmpfs (as /run is on hosts with systemd, where runc, crun and husk keep theirs); false: in the temp dir")
+	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with an empty Go program)")
 	flag.Parse()
 
 	if os.Getenv(reexecEnv) == "" {
@@ -150,6 +154,14 @@ func run(o options) error {
 	fmt.Printf("bundle %s: %d warm-up + %d timed rounds per runtime, interleaved\n", bundle, o.warmup, o.n)
 
 	b := &bench{o: o, bundle: bundle, work: work, runtimes: runtimes}
+	if h := find(runtimes, "husk"); h != nil && o.floor && o.parallel > 0 {
+		crun := ""
+		if c := find(runtimes, "crun"); c != nil {
+			crun = c.bin
+		}
+		b.floorJobs, b.floorSkipped = floorJobs(h.bin, crun, o.busybox, work)
+		b.floorSamples = make([][]sample, len(b.floorJobs))
+	}
 	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.goInits, b.syscalls}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -157,6 +169,7 @@ func run(o options) error {
 		}
 	}
 	report(os.Stdout, runtimes)
+	reportFloor(os.Stdout, b.floorJobs, b.floorSamples, b.floorSkipped, find(runtimes, "crun"), o.parallel)
 	if h := find(runtimes, "husk"); h != nil && len(b.traces) > 0 {
 		reportPhases(os.Stdout, b.traces, h.s[rowRun])
 	}

@@ -123,3 +123,24 @@ func TestInitTrace(t *testing.T) {
 		t.Errorf("initTrace = %d, %v; want 3, 0.3", n, ms)
 	}
 }
+
+// The floor's bound: a job's floor plus crun's parallel run less crun's
+// own floor, over crun's parallel run.
+func TestReportFloor(t *testing.T) {
+	msS := func(wall, cpu int) sample {
+		return sample{wall: time.Duration(wall) * time.Millisecond, cpu: time.Duration(cpu) * time.Millisecond}
+	}
+	crun := newRuntime("crun", "crun", "")
+	crun.add(rowParallel, msS(200, 400))
+	jobs := []floorJob{{name: "husk --version twice, then true"}, {name: crunFloor}}
+	samples := [][]sample{{msS(150, 300)}, {msS(80, 160)}}
+	var out strings.Builder
+	reportFloor(&out, jobs, samples, "", crun, 50)
+	// (150+200-80)/200 = 1.35, (300+400-160)/400 = 1.35
+	if want := "husk --version twice, then true: 1.35 of its wall, 1.35 of its CPU"; !strings.Contains(out.String(), want) {
+		t.Errorf("no %q in:\n%s", want, out.String())
+	}
+	if !strings.Contains(out.String(), "0.75") || !strings.Contains(out.String(), "0.40") {
+		t.Errorf("want the floors' ratios 0.75 (husk's CPU) and 0.40 (crun's wall):\n%s", out.String())
+	}
+}

@@ -42,6 +42,11 @@ type bench struct {
 	work     string
 	runtimes []*runtime
 	traces   []traceRun // husk's traced runs
+	// The floor of the parallel row (floor.go): its jobs, one sample per
+	// batch each, and why a job was left out.
+	floorJobs    []floorJob
+	floorSamples [][]sample
+	floorSkipped string
 }
 
 // traceRun is one traced `husk run`: its trace file and the bench's own
@@ -231,6 +236,13 @@ func (b *bench) parallelRuns() error {
 				total.maxRSS = max(total.maxRSS, s.maxRSS)
 			}
 			r.add(rowParallel, total)
+		}
+		for i, job := range b.floorJobs {
+			s, err := floorBatch(job, b.o.parallel)
+			if err != nil {
+				return err
+			}
+			b.floorSamples[i] = append(b.floorSamples[i], s)
 		}
 	}
 	return nil
