@@ -25,10 +25,12 @@ import (
 // crunFloor names crun's floor job, which the report reads back.
 const crunFloor = "crun --version, then true"
 
-// floorJob is one kind of floor job: its commands, run in turn.
+// floorJob is one kind of floor job: its commands, run in turn, with env
+// added to their environment.
 type floorJob struct {
 	name string
 	cmds [][]string
+	env  []string
 }
 
 // floorJobs are the jobs of a floor batch: husk's (first), crun's when
@@ -37,9 +39,9 @@ type floorJob struct {
 // (no go command) its job is left out, with the reason in skipped.
 func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped string) {
 	tru := []string{busybox, "true"}
-	jobs = []floorJob{{"husk --version twice, then true", [][]string{{husk, "--version"}, {husk, "--version"}, tru}}}
+	jobs = []floorJob{{"husk --version twice, then true", [][]string{{husk, "--version"}, {husk, "--version"}, tru}, nil}}
 	if crun != "" {
-		jobs = append(jobs, floorJob{crunFloor, [][]string{{crun, "--version"}, tru}})
+		jobs = append(jobs, floorJob{crunFloor, [][]string{{crun, "--version"}, tru}, nil})
 	}
 	var skips []string
 	for _, cgo := range []bool{false, true} {
@@ -52,7 +54,8 @@ func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped strin
 			skips = append(skips, fmt.Sprintf("not measured: %s: %v", name, err))
 			continue
 		}
-		jobs = append(jobs, floorJob{name, [][]string{{empty}, {empty}, tru}})
+		// One P, as package onep gives every husk process.
+		jobs = append(jobs, floorJob{name, [][]string{{empty}, {empty}, tru}, []string{"GOMAXPROCS=1"}})
 	}
 	return jobs, strings.Join(skips, "\n")
 }
@@ -101,7 +104,7 @@ func floorBatch(job floorJob, n int) (sample, error) {
 		go func() {
 			defer wg.Done()
 			for _, c := range job.cmds {
-				s, err := timed(exec.Command(c[0], c[1:]...), nil, nil)
+				s, err := timed(exec.Command(c[0], c[1:]...), job.env, nil)
 				if err != nil {
 					errs[j] = err
 					return
