@@ -35,8 +35,9 @@ type floorJob struct {
 
 // floorJobs are the jobs of a floor batch: husk's (first), crun's when
 // crun is there (its one process, then true), and the empty Go
-// program's. The empty Go program is built into work; when that fails
-// (no go command) its job is left out, with the reason in skipped.
+// programs', without cgo and with it. They are built into work; when a
+// build fails (no go command, no static glibc) its job is left out, with
+// the reason in skipped.
 func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped string) {
 	tru := []string{busybox, "true"}
 	jobs = []floorJob{{"husk --version twice, then true", [][]string{{husk, "--version"}, {husk, "--version"}, tru}, nil}}

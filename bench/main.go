@@ -79,7 +79,7 @@ func main() {
 	flag.BoolVar(&o.exec, "exec", true, "also time exec into a running container")
 	flag.BoolVar(&o.strace, "strace", true, "count the syscalls of one run with strace -f -c")
 	flag.BoolVar(&o.tmpfs, "tmpfs", true, "keep the runtimes' state roots on a tmpfs (as /run is on hosts with systemd, where runc, crun and husk keep theirs); false: in the temp dir")
-	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with an empty Go program)")
+	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with empty Go programs, without cgo and with it)")
 	flag.Parse()
 
 	if os.Getenv(reexecEnv) == "" {

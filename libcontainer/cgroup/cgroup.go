@@ -258,10 +258,11 @@ func (m *Manager) parentRace(mk func() error) error {
 // checkFresh refuses a container cgroup that already holds processes or
 // is frozen (runc's words for both).
 func (m *Manager) checkFresh() error {
-	// Mostly there is none yet: one lstat per hierarchy tells.
+	// Mostly there is none yet: one lstat per hierarchy tells (another
+	// error is left for GetAllPids to report).
 	var there []string
 	for _, dir := range m.Paths() {
-		if _, err := os.Lstat(dir); err == nil {
+		if _, err := os.Lstat(dir); !gone(err) {
 			there = append(there, dir)
 		}
 	}

@@ -25,8 +25,8 @@ var v1Controllers = []string{
 // /proc/self/mountinfo.
 //
 // The library's way costs a securejoin, two lstats and a statfs per
-// controller. For each controller the host lacks (hugetlb, rdma, misc on
-// many hosts) it also reads /proc/thread-self/mountinfo. That lookup, made
+// controller, and when the host lacks one (hugetlb, rdma, misc on many
+// hosts) a read of /proc/thread-self/mountinfo. That lookup, made
 // from whichever thread the goroutine is on, leaves dentries under
 // /proc/<pid>/task/<tid>. When husk exits, the kernel flushes a thread's
 // dentries only after it has told husk's parent that husk is gone, so the
