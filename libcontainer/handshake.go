@@ -17,6 +17,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// awaitHello waits for nsexec's first frame (step 0).
+func awaitHello(sock *os.File) error {
+	t, payload, err := bootstrap.Recv(sock)
+	switch {
+	case err != nil:
+		return initGone("nsexec", err)
+	case t == bootstrap.SyncError:
+		return reported("nsexec", payload)
+	case t != bootstrap.SyncHello:
+		return unexpected("nsexec", t)
+	}
+	return nil
+}
+
 // sendBootstrap sends the encoded bootstrap message (step 1).
 func sendBootstrap(sock *os.File, msg []byte) error {
 	if _, err := sock.Write(msg); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -66,11 +67,11 @@ func startInit(r *initRequest) (int, error) {
 			return 0, err
 		}
 	}
-	exe, release, err := huskBinaryView()
+	view, err := huskBinaryView()
 	if err != nil {
 		return 0, err
 	}
-	defer release()
+	defer view.release()
 	extras, err := dialInitSockets(r.cfg)
 	if err != nil {
 		return 0, err
@@ -114,7 +115,7 @@ func startInit(r *initRequest) (int, error) {
 		}
 	}
 	closeOnExecAll() // only what the child is given reaches init
-	cmd, born, err := startInCgroup(dir, exe, []string{"husk", "init"},
+	cmd, born, err := startInCgroup(dir, view.path, []string{"husk", "init"},
 		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
 		append(r.stdio[:], files...))
 	for _, f := range own {
@@ -129,6 +130,17 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
+	// The last exec of the husk binary has happened, and nsexec's image
+	// is mapped: nothing in the container may run the binary again
+	// (finding 5 of issue 26).
+	if err := awaitHello(sock); err == nil {
+		err = view.seal()
+	}
+	if err != nil {
+		cmd.kill()
+		cmd.wait()
+		return 0, err
+	}
 	pid, err := r.converse(sock, cmd, born, msg)
 	var gone *errGone
 	if err != nil && pid == 0 && !errors.As(err, &gone) {
@@ -305,8 +317,8 @@ func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
 	}
 	switch {
 	case sig == unix.SIGSYS && r.cfg.Seccomp != nil:
-		return fmt.Errorf("linux.seccomp: husk init was killed by SIGSYS right after loading the filter (defaultAction %s): "+
-			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", r.cfg.Seccomp.DefaultAction)
+		return fmt.Errorf("linux.seccomp: husk init was killed by SIGSYS right after loading the filter (%s): "+
+			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.cfg.Seccomp))
 	case sig != 0:
 		return fmt.Errorf("husk init was killed by signal %d (%v) before the process was ready", int(sig), sig)
 	case err == nil:

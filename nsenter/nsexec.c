@@ -263,6 +263,11 @@ void husk_nsexec(void)
 		die("%s=\"%s\": not an fd number", HUSK_ENV_INITPIPE, env);
 	husk_initpipe = fd;
 	husk_mark(NULL);
+	/* Our image is mapped: the parent may now seal the binary's view
+	 * against exec (sealed sooner, the kernel's mapping of our segments
+	 * would fail, and kill us, after execve's point of no return). */
+	if (husk_send_frame(HUSK_SYNC_HELLO, NULL, 0) < 0)
+		die("send HELLO: %s", strerror(errno));
 
 	msg = read_bootstrap(&len);
 	if (husk_parse_bootstrap(msg, len, &b, err, sizeof(err)) < 0)

@@ -25,6 +25,10 @@
 // The conversation on the init socketpair, in order:
 //
 //	step  sender        message             answer / meaning
+//	0     nsexec        HELLO               its image is mapped: the parent
+//	                                        makes the husk binary's view
+//	                                        non-executable (no exec of the
+//	                                        binary is legitimate after this)
 //	1     parent        bootstrap (netlink) nsexec writes itself into the v1
 //	                                        cgroups' tasks files it names (inherited
 //	                                        fds), sets the initial CPU affinity,
@@ -150,6 +154,7 @@ const (
 
 	SyncMountSource SyncType = C.HUSK_SYNC_MOUNT_SOURCE
 	SyncMountFd     SyncType = C.HUSK_SYNC_MOUNT_FD
+	SyncHello       SyncType = C.HUSK_SYNC_HELLO
 )
 
 func (t SyncType) String() string {
@@ -176,6 +181,8 @@ func (t SyncType) String() string {
 		return "MOUNT_FD"
 	case SyncPlan:
 		return "PLAN"
+	case SyncHello:
+		return "HELLO"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }
