@@ -31,6 +31,9 @@ func TestInitEnv(t *testing.T) {
 
 func TestSyncFrames(t *testing.T) {
 	var b bytes.Buffer
+	if err := Send(&b, SyncConfig, make([]byte, maxPayload+1)); err == nil || b.Len() != 0 {
+		t.Errorf("an oversized frame: %v, %d bytes written", err, b.Len())
+	}
 	if err := Send(&b, SyncError, []byte("boom")); err != nil {
 		t.Fatal(err)
 	}

@@ -79,8 +79,9 @@
 // Every format has lengths that cannot wrap, and a limit:
 //
 //	format              lengths            limit
-//	sync frame          u32 type, u32 len  64 MiB (Recv); the C reader takes
-//	                                       each frame type's own bound
+//	sync frame          u32 type, u32 len  64 MiB: Send refuses more, Recv
+//	                                       too; the C reader takes each frame
+//	                                       type's own bound (PLAN: PlanMax)
 //	bootstrap message   u32 nlmsg_len,     BootstrapMax (1 MiB) in all;
 //	                    u16 per attribute  AttrMax (65531 bytes) per attribute:
 //	                                       Message.Encode refuses a field past
@@ -251,8 +252,12 @@ func (m *Message) Encode() ([]byte, error) {
 // reader allocate without limit.
 const maxPayload = 64 << 20
 
-// Send writes one sync frame.
+// Send writes one sync frame; a payload past maxPayload, which no reader
+// would take (and whose length could wrap), is refused.
 func Send(w io.Writer, t SyncType, payload []byte) error {
+	if len(payload) > maxPayload {
+		return fmt.Errorf("send %s: a payload of %d bytes, over the %d a sync frame carries", t, len(payload), maxPayload)
+	}
 	buf := make([]byte, 8+len(payload))
 	binary.NativeEndian.PutUint32(buf[0:4], uint32(t))
 	binary.NativeEndian.PutUint32(buf[4:8], uint32(len(payload)))
