@@ -13,14 +13,18 @@
  * CAP_SYS_ADMIN, and it then applies to the rest of the setup, as in
  * runc), cwd as root, credentials (creds.c), cwd again as the user,
  * HOME and the PATH lookup (lookup.c), the filter last with
- * noNewPrivileges. After the filter the launch makes only these syscalls,
- * which a profile must allow (as runc's own steps): exec: clone (fork),
- * write and read (frames to the parent, its pipes to the forked process),
- * sendmsg (a listener), setsid and ioctl (a terminal), sched_setattr
- * (SCHED_DEADLINE or SCHED_FLAG_RESET_ON_FORK), execve, exit_group; init:
- * sendmsg (a listener), write, close, openat (exec.fifo), execve,
- * exit_group. A profile that kills on any of them kills the launcher,
- * single-threaded, at once: the parent names seccomp (handshake.go).
+ * noNewPrivileges (without it, the setup after the early filter runs
+ * under it, as in runc: chdir, prctl, setgroups, setresgid, setresuid,
+ * capset, openat and read of /etc/passwd, stat and faccessat2). After
+ * the last step the launch makes only these syscalls, which a profile
+ * must allow: an exec's launcher clone (the fork), close, write and read
+ * (frames, its pipes to the forked process), sendmsg (a listener),
+ * exit_group; the forked process close, read, setsid and ioctl (a
+ * terminal), sched_setattr (SCHED_DEADLINE or SCHED_FLAG_RESET_ON_FORK),
+ * execve (write and exit_group when it fails); a container's pid 1
+ * sendmsg (a listener), write, close, openat (exec.fifo), execve. A
+ * profile that kills on any of them kills the launcher, single-threaded,
+ * at once: the parent names seccomp (libcontainer/spawn.go).
  */
 #define _GNU_SOURCE
 #include <errno.h>
