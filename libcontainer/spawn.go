@@ -130,18 +130,7 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
-	// The last exec of the husk binary has happened, and nsexec's image
-	// is mapped: nothing in the container may run the binary again
-	// (finding 5 of issue 26).
-	if err := awaitHello(sock); err == nil {
-		err = view.seal()
-	}
-	if err != nil {
-		cmd.kill()
-		cmd.wait()
-		return 0, err
-	}
-	pid, err := r.converse(sock, cmd, born, msg)
+	pid, err := r.converse(sock, cmd, born, msg, view)
 	var gone *errGone
 	if err != nil && pid == 0 && !errors.As(err, &gone) {
 		// nsexec may be blocked waiting for an answer that will not come.
@@ -158,8 +147,9 @@ func startInit(r *initRequest) (int, error) {
 }
 
 // converse runs the protocol with the started init: into the cgroups,
-// the bootstrap message (and an exec's PLAN), then the create's steps.
-func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []byte) (int, error) {
+// the bootstrap message (and an exec's PLAN), HELLO, then the create's
+// steps.
+func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []byte, view *binaryView) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups (with an entry, nsexec's first step
@@ -180,6 +170,9 @@ func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []b
 		if err := sendPlan(sock, r.plan); err != nil {
 			return 0, err
 		}
+	}
+	if err := sealAtHello(sock, view, r.exec); err != nil {
+		return 0, err
 	}
 	pid, err := runNsexec(sock, r.maps)
 	trace.Mark("nsexec")
@@ -210,6 +203,27 @@ func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []b
 		}
 	}
 	return pid, configureInit(sock, r.cfg, pid, hooks)
+}
+
+// sealAtHello waits for nsexec's HELLO, then seals the binary's view: the
+// last exec of the husk binary has happened and nsexec's image is mapped,
+// so nothing in the container may run the binary again (finding 5 of
+// issue 26). An exec's launcher then gets GO: it lets the process exec
+// only after it (it has set the process up by then: no wait).
+func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
+	if err := awaitHello(sock); err != nil {
+		return err
+	}
+	if err := view.seal(); err != nil {
+		return err
+	}
+	if !exec {
+		return nil
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncGo, nil); err != nil {
+		return initGone("nsexec", err)
+	}
+	return nil
 }
 
 // addListener puts the seccomp listener's message into the plan.

@@ -136,6 +136,17 @@ char *husk_read_frame(uint32_t want, uint32_t max, uint32_t *len)
 	return buf;
 }
 
+void husk_expect(uint32_t want)
+{
+	uint32_t hdr[2];
+
+	husk_read(hdr, sizeof(hdr), "sync frame header");
+	if (hdr[0] == HUSK_SYNC_ERROR) /* the parent gave up */
+		_exit(1);
+	if (hdr[0] != want || hdr[1] != 0)
+		husk_fail("nsexec: waiting for sync frame %u: got type %u with %u bytes", want, hdr[0], hdr[1]);
+}
+
 /* ---- trace marks (libcontainer/trace: one JSON record per phase) ------- */
 
 void husk_mark(const char *phase)

@@ -473,7 +473,7 @@ func TestErrors(t *testing.T) {
 	// nsexec's HELLO): said on stderr.
 	p := startInit(t, nil)
 	p.sock.Close()
-	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: unexpected end of file") &&
+	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: ") &&
 		!strings.Contains(p.stderrText(), "nsexec: send HELLO: Broken pipe") {
 		t.Errorf("exit %v, stderr %q", err, p.stderrText())
 	}
@@ -570,6 +570,13 @@ func frame(t *testing.T, typ bootstrap.SyncType, payload []byte) []byte {
 	return b.Bytes()
 }
 
+// execMessage is what the parent sends an exec's nsexec: the bootstrap
+// message, the PLAN, and GO (the binary's view is sealed).
+func execMessage(t *testing.T, plan *bootstrap.Plan) []byte {
+	b := append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...)
+	return append(b, frame(t, bootstrap.SyncGo, nil)...)
+}
+
 // TestLaunchExec runs an exec's launch through nsexec (the re-executed
 // test binary, no namespaces): the launcher sets the process up as the
 // plan says, forks it and lets it exec; PID, then READY once it has. A
@@ -586,7 +593,7 @@ func TestLaunchExec(t *testing.T) {
 		Cwd: "/tmp", UID: 65534, GID: 65534, Umask: 0o077, NoNewPrivs: true,
 		Caps: bootstrap.PlanCaps{Bounding: 1 << 5, LastCap: uint32(last)},
 	}
-	p := startInit(t, append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...))
+	p := startInit(t, execMessage(t, plan))
 	p.pid = p.recvPid(bootstrap.SyncPid)
 	p.recv(bootstrap.SyncReady)
 	_ = p.cmd.Wait() // the launcher: then the process is ours to reap
@@ -613,10 +620,10 @@ func TestLaunchExec(t *testing.T) {
 
 	// Refused before the fork: no PID, the launcher's words.
 	plan.Args = []string{"no-such-binary"}
-	p = startInit(t, append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...))
+	p = startInit(t, execMessage(t, plan))
 	p.fail(`exec: "no-such-binary": executable file not found in $PATH`)
 	plan.Args, plan.Cwd = []string{"true"}, "/no/such/dir"
-	p = startInit(t, append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...))
+	p = startInit(t, execMessage(t, plan))
 	p.fail(`process.cwd: chdir "/no/such/dir": no such file or directory`)
 
 	// Refused after the fork (the forked process sets a SCHED_DEADLINE
@@ -624,7 +631,7 @@ func TestLaunchExec(t *testing.T) {
 	// PID, then ERROR, and the process is gone.
 	plan.Cwd = "/"
 	plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7}
-	p = startInit(t, append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...))
+	p = startInit(t, execMessage(t, plan))
 	p.pid = p.recvPid(bootstrap.SyncPid)
 	if msg := string(p.recv(bootstrap.SyncError)); !strings.Contains(msg, "process.scheduler: sched_setattr(policy 6") {
 		t.Errorf("error %q", msg)

@@ -7,7 +7,8 @@
  * setup there (launch.c: credentials, the filter, ...), then forks: the
  * child, the first thing of this exec the container can see, already has
  * the process's credentials and filter, and only execs. The first process
- * sends PID, hands the listener its fd, lets the child go, and sends
+ * sends PID, hands the listener its fd, waits for the parent's GO (the
+ * binary's view is sealed), lets the child go, and sends
  * READY once the child's execve succeeded (a close-on-exec pipe closes),
  * or ERROR with the child's reason.
  *
@@ -93,6 +94,9 @@ void husk_run_exec(struct husk_launch *l)
 		_exit(1); /* the parent is gone; the child sees EOF and exits */
 	if (husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), pid) < 0)
 		husk_fail("%s", l->err);
+	/* The parent has sealed the binary's view by now (it was told at
+	 * HELLO, long before): no exec of it can follow ours. */
+	husk_expect(HUSK_SYNC_GO);
 	if (write(gate[1], "g", 1) != 1)
 		husk_fail("nsexec: let the process go: %s", strerror(errno));
 	while ((n = read(status[0], why, sizeof(why) - 1)) < 0 && errno == EINTR)

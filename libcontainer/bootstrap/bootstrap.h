@@ -48,6 +48,7 @@
 #define HUSK_SYNC_MOUNT_FD     10 /* parent -> Go init: its fd (SCM_RIGHTS), or why not (text)   */
 #define HUSK_SYNC_PLAN         11 /* parent -> launcher: the process (records below)         */
 #define HUSK_SYNC_HELLO        12 /* nsexec -> parent, first: my image is loaded (no payload) */
+#define HUSK_SYNC_GO           13 /* parent -> exec's launcher: the binary's view is sealed */
 
 /*
  * The PLAN frame's payload: the process the launcher (nsenter/launch.c)

@@ -25,15 +25,17 @@
 // The conversation on the init socketpair, in order:
 //
 //	step  sender        message             answer / meaning
-//	0     nsexec        HELLO               its image is mapped: the parent
-//	                                        makes the husk binary's view
-//	                                        non-executable (no exec of the
-//	                                        binary is legitimate after this)
+//	0     nsexec        HELLO               first thing: its image is mapped
 //	1     parent        bootstrap (netlink) nsexec writes itself into the v1
 //	                                        cgroups' tasks files it names (inherited
 //	                                        fds), sets the initial CPU affinity,
 //	                                        then joins and unshares namespaces
 //	1p    parent        PLAN (exec)         right after it: the process
+//	1h    parent        (on HELLO)          makes the husk binary's view
+//	                                        non-executable (no exec of the
+//	                                        binary is legitimate after this);
+//	1g    parent        GO (exec)           then tells the launcher: it lets the
+//	                                        process it forks exec only after GO
 //	2     nsexec        USERMAP_PLS(pid)    only with a new user namespace:
 //	                                        parent writes uid_map/gid_map, then
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
@@ -156,6 +158,7 @@ const (
 	SyncMountSource SyncType = C.HUSK_SYNC_MOUNT_SOURCE
 	SyncMountFd     SyncType = C.HUSK_SYNC_MOUNT_FD
 	SyncHello       SyncType = C.HUSK_SYNC_HELLO
+	SyncGo          SyncType = C.HUSK_SYNC_GO
 )
 
 func (t SyncType) String() string {
@@ -184,6 +187,8 @@ func (t SyncType) String() string {
 		return "PLAN"
 	case SyncHello:
 		return "HELLO"
+	case SyncGo:
+		return "GO"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }
