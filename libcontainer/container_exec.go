@@ -91,12 +91,15 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 		return 0, err
 	}
 	defer entry.Close()
-	status := specs.ContainerState(c.Status().String())
 	pid, err := startInit(&initRequest{
 		cfg:  cfg,
 		msg:  msg,
 		plan: plan,
 		listener: func(pid int) (*bootstrap.PlanListener, error) {
+			if s := cfg.Seccomp; s == nil || !s.UsesNotify() {
+				return nil, nil
+			}
+			status := specs.ContainerState(c.Status().String())
 			return launch.Listener(cfg, pid, cfg.SpecState(status, c.State.InitPid))
 		},
 		exec:      true,

@@ -217,11 +217,10 @@ func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
 	if err := view.seal(); err != nil {
 		return err
 	}
-	if !exec {
-		return nil
-	}
-	if err := bootstrap.Send(sock, bootstrap.SyncGo, nil); err != nil {
-		return initGone("nsexec", err)
+	if exec {
+		// Sent blind: a launcher that failed before has said why in an
+		// ERROR frame, which runNsexec reads next.
+		_ = bootstrap.Send(sock, bootstrap.SyncGo, nil)
 	}
 	return nil
 }

@@ -8,9 +8,8 @@
  * child, the first thing of this exec the container can see, already has
  * the process's credentials and filter, and only execs. The first process
  * sends PID, hands the listener its fd, waits for the parent's GO (the
- * binary's view is sealed), lets the child go, and sends
- * READY once the child's execve succeeded (a close-on-exec pipe closes),
- * or ERROR with the child's reason.
+ * binary's view is sealed), lets the child go, and sends READY once the
+ * child is about to execve, or ERROR with the child's reason.
  *
  * A container's init (husk_run_init): the forked process is the
  * container's pid 1. It reads its PLAN, then forks Go init (pid 2), which
@@ -46,8 +45,11 @@ static void must_pipe(int p[2])
 		husk_fail("nsexec: pipe: %s", strerror(errno));
 }
 
-/* The forked process of an exec: waits for the first process's go, then
- * execs. Its failure goes back on the status pipe. */
+/* The forked process of an exec: waits for the first process's go, does
+ * what only it can (the controlling tty, a scheduler lost by a fork), says
+ * so on the status pipe (one NUL byte, or its error) and execs. An execve
+ * that fails after that (the PATH lookup checked the file already) is
+ * said on its stderr, and it exits 127 as a shell would. */
 static void exec_child(struct husk_launch *l, int gate, int status)
 {
 	char go;
@@ -57,10 +59,15 @@ static void exec_child(struct husk_launch *l, int gate, int status)
 		;
 	if (r != 1)
 		_exit(1); /* the first process failed and said why */
-	if (husk_launch_after_fork(l) < 0 || husk_launch_exec(l) < 0) {
+	if (husk_launch_after_fork(l) < 0) {
 		if (write(status, l->err, strlen(l->err)) < 0)
 			_exit(126);
+		_exit(127);
 	}
+	if (write(status, "", 1) != 1)
+		_exit(126);
+	husk_launch_exec(l);
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 	_exit(127);
 }
 
@@ -101,7 +108,9 @@ void husk_run_exec(struct husk_launch *l)
 		husk_fail("nsexec: let the process go: %s", strerror(errno));
 	while ((n = read(status[0], why, sizeof(why) - 1)) < 0 && errno == EINTR)
 		;
-	if (n > 0) {
+	if (n <= 0)
+		husk_fail("nsexec: the process ended before its execve");
+	if (why[0] != '\0') {
 		why[n] = '\0';
 		husk_fail("%s", why);
 	}

@@ -43,8 +43,8 @@
 //	                                        (pid 1 in its pid namespace); nsexec's
 //	                                        first process exits.
 //	                                        exec: the process the launcher set up
-//	                                        and forked; then READY once its execve
-//	                                        succeeded, or ERROR
+//	                                        and forked; then READY once it is about
+//	                                        to execve, or ERROR
 //	4p    parent        PLAN (create)       the process; pid 1 (the launcher) reads
 //	                                        it, then forks Go init (pid 2)
 //	5     parent        CONFIG(json)        Go init builds the container
