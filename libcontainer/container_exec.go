@@ -95,12 +95,12 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 		cfg:  cfg,
 		msg:  msg,
 		plan: plan,
-		listener: func(pid int) (*bootstrap.PlanListener, error) {
+		listener: func() (*bootstrap.PlanListener, error) {
 			if s := cfg.Seccomp; s == nil || !s.UsesNotify() {
 				return nil, nil
 			}
 			status := specs.ContainerState(c.Status().String())
-			return launch.Listener(cfg, pid, cfg.SpecState(status, c.State.InitPid))
+			return launch.Listener(cfg, cfg.SpecState(status, c.State.InitPid))
 		},
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},

@@ -155,8 +155,9 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 		cfg:  initConfig(cfg),
 		msg:  msg,
 		plan: plan,
-		listener: func(pid int) (*bootstrap.PlanListener, error) {
-			return launch.Listener(cfg, pid, cfg.SpecState(specs.StateCreating, pid))
+		listener: func() (*bootstrap.PlanListener, error) {
+			// init is the process: the launcher puts its pid in both.
+			return launch.Listener(cfg, cfg.SpecState(specs.StateCreating, launch.ProcessPid))
 		},
 		maps:      maps,
 		fifoPath:  fifo,

@@ -24,10 +24,9 @@ type initRequest struct {
 	cfg *configs.Config    // the container's, or an exec's (see execConfig)
 	msg *bootstrap.Message // namespaces and early settings for nsexec
 	// plan is the process the launcher sets up and execs; listener, when
-	// set, gives its seccomp listener's message once init's pid is known
-	// (0: the launcher's forked process, whose pid the launcher puts in).
+	// set, gives its seccomp listener's message (launch.Listener).
 	plan     *bootstrap.Plan
-	listener func(pid int) (*bootstrap.PlanListener, error)
+	listener func() (*bootstrap.PlanListener, error)
 	// maps writes a new user namespace's id maps (nil: none is made).
 	maps *rootless.MapWriter
 	exec bool // a process exec'd into a running container
@@ -62,10 +61,8 @@ func startInit(r *initRequest) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if r.exec {
-		if err := r.addListener(0); err != nil {
-			return 0, err
-		}
+	if err := r.addListener(); err != nil {
+		return 0, err
 	}
 	view, err := huskBinaryView()
 	if err != nil {
@@ -164,12 +161,11 @@ func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []b
 	if err := sendBootstrap(sock, msg); err != nil {
 		return 0, err
 	}
-	if r.exec {
-		// The process comes right after: nsexec sets it up before it
-		// forks, and sends PID, then READY (or ERROR).
-		if err := sendPlan(sock, r.plan); err != nil {
-			return 0, err
-		}
+	// The process comes right after: an exec's launcher sets it up before
+	// it forks, and sends PID, then READY (or ERROR); a container's pid 1
+	// forks Go init at once, and sets the process up once it is built.
+	if err := sendPlan(sock, r.plan); err != nil {
+		return 0, err
 	}
 	if err := sealAtHello(sock, view, r.exec); err != nil {
 		return 0, err
@@ -180,14 +176,6 @@ func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []b
 		if err == nil {
 			err = awaitReady(sock, r.cfg, pid, nil)
 		}
-		return pid, err
-	}
-	// The container's pid 1 reads its PLAN first, then forks Go init,
-	// which reads CONFIG.
-	if err := r.addListener(pid); err != nil {
-		return pid, err
-	}
-	if err := sendPlan(sock, r.plan); err != nil {
 		return pid, err
 	}
 	var hooks func() error
@@ -226,11 +214,11 @@ func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
 }
 
 // addListener puts the seccomp listener's message into the plan.
-func (r *initRequest) addListener(pid int) error {
+func (r *initRequest) addListener() error {
 	if r.listener == nil {
 		return nil
 	}
-	l, err := r.listener(pid)
+	l, err := r.listener()
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ int husk_launch_prepare(struct husk_launch *l)
 		return -1;
 	/* Room for the listener's message with the pid put in: no malloc
 	 * (brk, mmap) once the filter is in. */
-	if (p->listener_msg && !(l->listener_buf = malloc(p->listener_len + 16)))
+	if (p->listener_msg && !(l->listener_buf = malloc(p->listener_len + 16 * HUSK_PLAN_MAX_HOLES)))
 		return husk_launch_errf(l, "linux.seccomp.listenerPath: %s", husk_errtext(errno));
 	if (p->filter && !p->no_new_privs && load_seccomp(l) < 0)
 		return -1;
@@ -197,15 +197,15 @@ int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid)
 		return 0;
 	if (l->notify_fd < 0 || listener_fd < 0)
 		return husk_launch_errf(l, "linux.seccomp.listenerPath: the filter made no listener fd to send");
-	if (p->listener_hole == HUSK_PLAN_NO_HOLE) {
-		memcpy(msg, p->listener_msg, len);
-	} else {
-		size_t at = p->listener_hole;
-		int n = snprintf(msg + at, 16, "%d", (int)pid);
+	len = 0;
+	for (size_t i = 0, from = 0; i <= p->n_listener_holes; i++) {
+		size_t to = i < p->n_listener_holes ? p->listener_holes[i] : p->listener_len;
 
-		memcpy(msg, p->listener_msg, at);
-		memcpy(msg + at + n, p->listener_msg + at, len - at);
-		len += n;
+		memcpy(msg + len, p->listener_msg + from, to - from);
+		len += to - from;
+		if (i < p->n_listener_holes)
+			len += snprintf(msg + len, 16, "%d", (int)pid);
+		from = to;
 	}
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;

@@ -48,7 +48,8 @@ struct husk_plan {
 	const char *apparmor, *selinux; /* NULL: none */
 	const char *listener_msg; /* NULL: no listener */
 	size_t listener_len;
-	uint32_t listener_hole;
+	uint32_t listener_holes[HUSK_PLAN_MAX_HOLES]; /* where the pid goes */
+	size_t n_listener_holes;
 	int has_tty;
 	struct husk_plan_tty tty;
 	char *buf; /* owns the bytes */

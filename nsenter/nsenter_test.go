@@ -279,6 +279,10 @@ func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.reap)
+	if msg != nil && os.Getenv(bootstrap.EnvInitType) != bootstrap.InitTypeExec {
+		// A container's pid 1 gets its process right after the message.
+		msg = append(bytes.Clone(msg), frame(t, bootstrap.SyncPlan, sleepPlan(t))...)
+	}
 	if _, err := p.sock.Write(msg); err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +340,7 @@ func (p *initProc) send(typ bootstrap.SyncType, payload []byte) {
 	}
 }
 
-// finish takes the init's pid, sends its PLAN, runs the CONFIG exchange
+// finish takes the init's pid, runs the CONFIG exchange
 // with fakeInit, waits for the launcher's READY (it then execs sleep) and
 // returns the init's pid and its pid as its pid namespace sees it.
 func (p *initProc) finish() (hostPid, innerPid int) {
@@ -345,7 +349,6 @@ func (p *initProc) finish() (hostPid, innerPid int) {
 	if err := p.cmd.Wait(); err != nil {
 		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderrText())
 	}
-	p.send(bootstrap.SyncPlan, sleepPlan(p.t))
 	p.send(bootstrap.SyncConfig, []byte("{}"))
 	pids := p.recv(syncTestPids)
 	p.recv(bootstrap.SyncReady)

@@ -273,14 +273,12 @@ void husk_nsexec(void)
 	if (husk_parse_bootstrap(msg, len, &b, err, sizeof(err)) < 0)
 		die("bootstrap message: %s", err);
 	free(msg);
-	if (exec) {
-		/* The process comes right after the bootstrap message. */
-		msg = husk_read_frame(HUSK_SYNC_PLAN, HUSK_PLAN_MAX, &plan_len);
-		if (husk_parse_plan(msg, plan_len, &plan, err, sizeof(err)) < 0)
-			die("PLAN: %s", err);
-		free(msg);
-		husk_launch_init(&l, &plan, 1);
-	}
+	/* The process comes right after the bootstrap message. */
+	msg = husk_read_frame(HUSK_SYNC_PLAN, HUSK_PLAN_MAX, &plan_len);
+	if (husk_parse_plan(msg, plan_len, &plan, err, sizeof(err)) < 0)
+		die("PLAN: %s", err);
+	free(msg);
+	husk_launch_init(&l, &plan, exec);
 	join_cgroups(&b);
 	/* An exec never shows in the container with more than the process
 	 * will have: non-dumpable, and invisible until it forks. */
@@ -325,5 +323,5 @@ void husk_nsexec(void)
 		}
 		_exit(0);
 	}
-	husk_run_init(); /* returns in Go init only */
+	husk_run_init(&l); /* returns in Go init only */
 }

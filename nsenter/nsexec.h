@@ -84,11 +84,11 @@ pid_t husk_fork(void); /* fails naming pids.max when refused */
  * husk_run_exec sets an exec's process up and forks it, reports and
  * exits; husk_run_init is the container's pid 1: it forks Go init (which
  * returns from it), waits for its hand-over, then sets the process up and
- * execs it on `start`.
+ * execs it on `start`. Both get the plan nsexec read.
  */
 struct husk_launch;
 void husk_run_exec(struct husk_launch *l) __attribute__((noreturn));
-void husk_run_init(void);
+void husk_run_init(struct husk_launch *l);
 
 /* The constructor's body: returns at once unless _HUSK_INITPIPE is set. */
 void husk_nsexec(void);

@@ -111,7 +111,10 @@ func ParsePlan(b []byte) (*bootstrap.Plan, error) {
 			Flags: uint64(s.flags), Runtime: uint64(s.runtime), Deadline: uint64(s.deadline), Period: uint64(s.period)}
 	}
 	if pl.listener_msg != nil {
-		p.Listener = &bootstrap.PlanListener{Msg: C.GoBytes(unsafe.Pointer(pl.listener_msg), C.int(pl.listener_len)), PidAt: uint32(pl.listener_hole)}
+		p.Listener = &bootstrap.PlanListener{Msg: C.GoBytes(unsafe.Pointer(pl.listener_msg), C.int(pl.listener_len))}
+		for _, at := range pl.listener_holes[:pl.n_listener_holes] {
+			p.Listener.PidAt = append(p.Listener.PidAt, uint32(at))
+		}
 	}
 	if pl.has_tty != 0 {
 		t := pl.tty

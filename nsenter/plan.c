@@ -123,16 +123,30 @@ static int add_rlimit(struct husk_plan *out, const struct rec *r, char *err, siz
 	return 0;
 }
 
+/* LISTENER: u32 n, n ascending u32 offsets within the message, the
+ * message (at least a byte). */
 static int listener(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
 {
-	if (r->n < 5)
-		return perr(err, errlen, "record LISTENER: %zu bytes, want an offset and a message", r->n);
-	memcpy(&out->listener_hole, r->p, 4);
-	out->listener_msg = r->p + 4;
-	out->listener_len = r->n - 4;
-	if (out->listener_hole != HUSK_PLAN_NO_HOLE && out->listener_hole > out->listener_len)
-		return perr(err, errlen, "record LISTENER: pid offset %u past the %zu-byte message",
-			    out->listener_hole, out->listener_len);
+	uint32_t n;
+	size_t head;
+
+	if (r->n < 4)
+		return perr(err, errlen, "record LISTENER: %zu bytes, want a count", r->n);
+	memcpy(&n, r->p, 4);
+	if (n > HUSK_PLAN_MAX_HOLES)
+		return perr(err, errlen, "record LISTENER: %u pid offsets, over %d", n, HUSK_PLAN_MAX_HOLES);
+	head = 4 + 4 * (size_t)n;
+	if (r->n <= head)
+		return perr(err, errlen, "record LISTENER: %zu bytes, want %u offsets and a message", r->n, n);
+	out->listener_msg = r->p + head;
+	out->listener_len = r->n - head;
+	out->n_listener_holes = n;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&out->listener_holes[i], r->p + 4 + 4 * i, 4);
+		if (out->listener_holes[i] > out->listener_len || (i > 0 && out->listener_holes[i] < out->listener_holes[i - 1]))
+			return perr(err, errlen, "record LISTENER: pid offset %u past the %zu-byte message or out of order",
+				    out->listener_holes[i], out->listener_len);
+	}
 	return 0;
 }
 

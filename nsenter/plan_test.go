@@ -25,7 +25,7 @@ func fullPlan() *bootstrap.Plan {
 		Personality: &pers, IOPrio: &bootstrap.PlanIOPrio{Class: 2, Priority: 6},
 		Sched:    &bootstrap.PlanSched{Policy: 6, Nice: -3, Priority: 9, Flags: 1, Runtime: 10, Deadline: 20, Period: 30},
 		AppArmor: "husk-default", SELinux: "system_u:system_r:container_t:s0",
-		Listener: &bootstrap.PlanListener{Msg: []byte(`{"pid":,"x":1}`), PidAt: 7},
+		Listener: &bootstrap.PlanListener{Msg: []byte(`{"pid":,"x":{"pid":}}`), PidAt: []uint32{7, 19}},
 		TTY:      &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 33, Cols: 101},
 	}
 }
@@ -115,7 +115,9 @@ func TestPlanMalformed(t *testing.T) {
 		{"truncated header", base(0, []byte{1, 0, 0}), "truncated record header"},
 		{"missing padding", base(0, unpadded[:len(unpadded)-5]), "padding runs past the end"},
 		{"padding not zero", base(0, append(unpadded[:len(unpadded)-1:len(unpadded)-1], 'x')), "padding is not zero"},
-		{"listener hole", base(0, rec(bootstrap.RecListener, append(u32(9), "ab"...))), "pid offset 9 past"},
+		{"listener hole", base(0, rec(bootstrap.RecListener, append(append(u32(1), u32(9)...), "ab"...))), "pid offset 9 past"},
+		{"listener holes out of order", base(0, rec(bootstrap.RecListener, append(append(u32(2), append(u32(2), u32(1)...)...), "ab"...))), "out of order"},
+		{"listener holes", base(0, rec(bootstrap.RecListener, append(u32(5), make([]byte, 24)...))), "5 pid offsets, over 4"},
 		{"affinity size", base(0, rec(bootstrap.RecAffinity, make([]byte, 4))), "not a mask"},
 		{"caps last", base(bootstrap.RecCaps, rec(bootstrap.RecCaps, append(append(make([]byte, 40), u32(64)...), u32(0)...))), "last_cap 64 over 63"},
 		{"flag with payload", base(0, rec(bootstrap.RecNoNewPrivs, []byte{1})), "NNP: 1 bytes, want 0"},

@@ -138,12 +138,17 @@ func refFixed(p *bootstrap.Plan, typ uint32, v []byte) error {
 	want := map[uint32]int{bootstrap.RecRlimit: 24, bootstrap.RecCaps: 48, bootstrap.RecIOPrio: 8,
 		bootstrap.RecSched: 48, bootstrap.RecTTY: 8}
 	if typ == bootstrap.RecListener {
-		if len(v) < 5 {
+		if len(v) < 4 || u32(0) > bootstrap.PlanMaxHoles || len(v) <= 4+4*int(u32(0)) {
 			return errors.New("listener")
 		}
-		l := &bootstrap.PlanListener{PidAt: u32(0), Msg: bytes.Clone(v[4:])}
-		if l.PidAt != bootstrap.PlanNoHole && int(l.PidAt) > len(l.Msg) {
-			return errors.New("hole")
+		n := int(u32(0))
+		l := &bootstrap.PlanListener{Msg: bytes.Clone(v[4+4*n:])}
+		for i := 0; i < n; i++ {
+			at := u32(4 + 4*i)
+			if int(at) > len(l.Msg) || (i > 0 && at < l.PidAt[i-1]) {
+				return errors.New("hole")
+			}
+			l.PidAt = append(l.PidAt, at)
 		}
 		p.Listener = l
 		return nil
@@ -300,9 +305,10 @@ func planFrom(b []byte) *bootstrap.Plan {
 		p.AppArmor, p.SELinux = s.str(1, 8), s.str(1, 8)
 	}
 	if on() {
-		l := &bootstrap.PlanListener{Msg: []byte(s.str(1, 20)), PidAt: bootstrap.PlanNoHole}
-		if on() {
-			l.PidAt = uint32(s.byte()) % uint32(len(l.Msg)+1)
+		l := &bootstrap.PlanListener{Msg: []byte(s.str(1, 20))}
+		for i, n, at := 0, int(s.byte()%5), uint32(0); i < n; i++ {
+			at += uint32(s.byte()) % uint32(len(l.Msg)+1-int(at))
+			l.PidAt = append(l.PidAt, at)
 		}
 		p.Listener = l
 	}

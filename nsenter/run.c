@@ -12,7 +12,7 @@
  * child is about to execve, or ERROR with the child's reason.
  *
  * A container's init (husk_run_init): the forked process is the
- * container's pid 1. It reads its PLAN, then forks Go init (pid 2), which
+ * container's pid 1. It forks Go init (pid 2) at once, which
  * builds the container (rootfs, console, host name, sysctls) and hands
  * over, on the launcher channel (bootstrap.h: HUSK_ENV_LAUNCHERFD), the
  * container's root and the pty slave, then exits. Pid 1 never ran Go: it
@@ -203,26 +203,31 @@ static void wait_for_start(struct husk_launch *l)
 	}
 }
 
-void husk_run_init(void)
+/* Our pid in the runtime's pid namespace, from its /proc (for the
+ * listener's message): 0 if it cannot be read. */
+static pid_t host_pid(void)
 {
-	static struct husk_plan plan;
-	static struct husk_launch l;
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+void husk_run_init(struct husk_launch *l)
+{
 	int ch[2], root, slave, st;
-	char err[512], *msg;
-	uint32_t len;
-	pid_t go;
+	pid_t go, self;
 
 	/* Our cwd is the caller's: pivot_root moves only what is at the old
 	 * root, and nothing of the host may stay with pid 1. */
 	if (chdir("/") < 0)
 		husk_fail("nsexec: chdir /: %s", strerror(errno));
-	msg = husk_read_frame(HUSK_SYNC_PLAN, HUSK_PLAN_MAX, &len);
-	if (husk_parse_plan(msg, len, &plan, err, sizeof(err)) < 0)
-		husk_fail("nsexec: PLAN: %s", err);
-	free(msg);
-	husk_launch_init(&l, &plan, 0);
-	if (husk_launch_open(&l) < 0) /* /proc is still the runtime's */
-		husk_fail("%s", l.err);
+	self = host_pid(); /* /proc is still the runtime's */
+	if (husk_launch_open(l) < 0)
+		husk_fail("%s", l->err);
 	go = fork_go_init(ch);
 	if (go == 0)
 		return;
@@ -236,17 +241,17 @@ void husk_run_init(void)
 	close(ch[0]);
 	take_over(root, slave);
 	husk_mark("handover");
-	if (husk_launch_prepare(&l) < 0 || husk_launch_listener(&l, husk_env_fd(HUSK_ENV_LISTENERFD), 0) < 0)
-		husk_fail("%s", l.err);
+	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
+		husk_fail("%s", l->err);
 	husk_mark("ready");
 	/* The last log line: after READY the parent may be gone. */
-	husk_logf("debug", "closing the pipe to signal completion: execs \"%s\" on start", l.exe);
+	husk_logf("debug", "closing the pipe to signal completion: execs \"%s\" on start", l->exe);
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		_exit(1);
 	close(husk_initpipe);
-	wait_for_start(&l);
+	wait_for_start(l);
 	husk_mark("execve");
-	husk_launch_exec(&l);
-	dprintf(STDERR_FILENO, "husk init: %s\n", l.err);
+	husk_launch_exec(l);
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 	_exit(127);
 }

@@ -84,13 +84,14 @@
 #define HUSK_PLAN_SCHED     19 /* struct husk_plan_sched                      */
 #define HUSK_PLAN_APPARMOR  20 /* NUL-terminated string: the exec profile     */
 #define HUSK_PLAN_SELINUX   21 /* NUL-terminated string: the exec label       */
-#define HUSK_PLAN_LISTENER  22 /* u32 offset, then the seccomp listener's
-                                  message; the process's pid in decimal goes
-                                  in at offset (HUSK_PLAN_NO_HOLE: none)      */
+#define HUSK_PLAN_LISTENER  22 /* u32 n, u32 offsets[n], then the seccomp
+                                  listener's message; the process's pid in
+                                  decimal goes in at each offset (ascending,
+                                  at most HUSK_PLAN_MAX_HOLES)               */
 #define HUSK_PLAN_TTY       23 /* struct husk_plan_tty: process.terminal      */
 #define HUSK_PLAN_KEYRING   24 /* no payload: join a new session keyring      */
 
-#define HUSK_PLAN_NO_HOLE 0xffffffffu
+#define HUSK_PLAN_MAX_HOLES 4
 
 /* Fixed payloads, native-endian. */
 struct husk_plan_rlimit {

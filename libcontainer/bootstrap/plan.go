@@ -41,8 +41,8 @@ const (
 
 	// PlanMax bounds a PLAN frame's payload, in bytes.
 	PlanMax = C.HUSK_PLAN_MAX
-	// PlanNoHole in PlanListener.PidAt: the message is complete.
-	PlanNoHole = C.HUSK_PLAN_NO_HOLE
+	// PlanMaxHoles bounds PlanListener.PidAt.
+	PlanMaxHoles = C.HUSK_PLAN_MAX_HOLES
 )
 
 // Sizes of the fixed payloads, checked against the C structs.
@@ -130,10 +130,11 @@ type PlanSched struct {
 }
 
 // PlanListener is the seccomp listener's message (the container process
-// state); the process's pid goes in at PidAt unless it is PlanNoHole.
+// state); the process's pid, in decimal, goes in at each offset of
+// PidAt (ascending offsets into Msg; none: the message is complete).
 type PlanListener struct {
 	Msg   []byte
-	PidAt uint32
+	PidAt []uint32
 }
 
 // PlanTTY is process.terminal: Open makes the launcher open the pty and
@@ -194,7 +195,8 @@ func (p *Plan) Encode() ([]byte, error) {
 		e.add(RecSELinux, cString(p.SELinux))
 	}
 	if l := p.Listener; l != nil {
-		e.add(RecListener, append(u32s([]uint32{l.PidAt}), l.Msg...))
+		head := append([]uint32{uint32(len(l.PidAt))}, l.PidAt...)
+		e.add(RecListener, append(u32s(head), l.Msg...))
 	}
 	if t := p.TTY; t != nil {
 		var flags uint32

@@ -30,7 +30,9 @@
 //	                                        cgroups' tasks files it names (inherited
 //	                                        fds), sets the initial CPU affinity,
 //	                                        then joins and unshares namespaces
-//	1p    parent        PLAN (exec)         right after it: the process
+//	1p    parent        PLAN                right after it: the process (its
+//	                                        listener's message with holes for
+//	                                        its pid, which the launcher fills)
 //	1h    parent        (on HELLO)          makes the husk binary's view
 //	                                        non-executable (no exec of the
 //	                                        binary is legitimate after this);
@@ -40,13 +42,12 @@
 //	                                        parent writes uid_map/gid_map, then
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
 //	4     nsexec        PID(pid)            create: the forked container's init
-//	                                        (pid 1 in its pid namespace); nsexec's
+//	                                        (pid 1 in its pid namespace), which
+//	                                        forks Go init (pid 2) at once; nsexec's
 //	                                        first process exits.
 //	                                        exec: the process the launcher set up
 //	                                        and forked; then READY once it is about
 //	                                        to execve, or ERROR
-//	4p    parent        PLAN (create)       the process; pid 1 (the launcher) reads
-//	                                        it, then forks Go init (pid 2)
 //	5     parent        CONFIG(json)        Go init builds the container
 //	5a    Go init       CREATE_HOOKS        (create, with prestart or createRuntime
 //	                                        hooks or a pids limit only: see

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -121,29 +120,35 @@ func TestPlanLimits(t *testing.T) {
 	}
 }
 
-// The listener's message with a hole where the launcher puts the pid of
-// the process it forks: filled in, it is the message made with that pid.
-func TestListenerHole(t *testing.T) {
+// The listener's message with holes where the launcher puts the pid of
+// the process it launches: filled in, it is the message made with that
+// pid (for a container's init, the state's pid too).
+func TestListenerHoles(t *testing.T) {
 	cfg := &configs.Config{Seccomp: &configs.Seccomp{ListenerPath: "/l", ListenerMetadata: "m",
 		Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_NOTIFY"}}}}
-	st := specs.State{ID: "c", Pid: 77, Status: specs.StateRunning}
-	hole, err := Listener(cfg, 0, st)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		statePid, holes, want int
+	}{{77, 1, 77}, {ProcessPid, 2, 4242}} {
+		l, err := Listener(cfg, specs.State{ID: "c", Pid: tc.statePid, Status: specs.StateRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.PidAt) != tc.holes {
+			t.Fatalf("%d holes in %s, want %d", len(l.PidAt), l.Msg, tc.holes)
+		}
+		var filled []byte
+		from := 0
+		for _, at := range l.PidAt {
+			filled = append(append(filled, l.Msg[from:at]...), "4242"...)
+			from = int(at)
+		}
+		filled = append(filled, l.Msg[from:]...)
+		var m specs.ContainerProcessState
+		if err := json.Unmarshal(filled, &m); err != nil || m.Pid != 4242 || m.State.Pid != tc.want || m.Metadata != "m" {
+			t.Errorf("message %s: %+v, %v", filled, m, err)
+		}
 	}
-	full, err := Listener(cfg, 4242, st)
-	if err != nil || full.PidAt != bootstrap.PlanNoHole {
-		t.Fatalf("with the pid: %+v, %v", full, err)
-	}
-	filled := slices.Concat(hole.Msg[:hole.PidAt], []byte("4242"), hole.Msg[hole.PidAt:])
-	if !bytes.Equal(filled, full.Msg) {
-		t.Errorf("filled %s, want %s", filled, full.Msg)
-	}
-	var m specs.ContainerProcessState
-	if err := json.Unmarshal(filled, &m); err != nil || m.Pid != 4242 || m.State.Pid != 77 || m.Metadata != "m" {
-		t.Errorf("message %+v, %v", m, err)
-	}
-	if none, err := Listener(&configs.Config{}, 0, st); none != nil || err != nil {
+	if none, err := Listener(&configs.Config{}, specs.State{}); none != nil || err != nil {
 		t.Errorf("no listener: %+v, %v", none, err)
 	}
 }
