@@ -21,7 +21,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # husk is linked statically (HUSK_STATIC=0 links it dynamically): every
 # husk process, `husk init` and each exec included, then starts without the
 # dynamic loader resolving and relocating libc and libseccomp: about 0.3 ms
-# of CPU per process (README, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
+# of CPU per process (docs/building.md, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
 # glibc (libc6-dev) and libseccomp.a (libseccomp-dev; Debian's
 # libseccomp.pc has no Libs.private, so cgo's plain `pkg-config --libs
 # libseccomp` is all -static needs). netgo and osusergo keep the C
@@ -54,7 +54,10 @@ TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetwork
 # The client suites (tests/clients) also need these; `make clients`
 # installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the
 # clients drive, e.g. HUSK_CLIENT_RUNTIME=/usr/sbin/runc make clients.
+# docker.bats runs Debian's docker.io on a private dockerd, with the
+# runtime as `husk` beside Docker's runc (DOCKER_RUNTIMES; docs/testing.md).
 CLIENT_DEPS := containerd podman containernetworking-plugins busybox-static bats jq iproute2 bsdutils
+DOCKER_DEPS := docker.io iptables util-linux
 HUSK_CLIENT_RUNTIME ?= $(CURDIR)/husk
 
 BENCH_N    ?= 30
@@ -168,14 +171,21 @@ test-deps:
 	@$(call apt_install,$(TEST_DEPS))
 
 client-deps:
-	@$(call apt_install,$(CLIENT_DEPS))
+	@$(call apt_install,$(CLIENT_DEPS) $(DOCKER_DEPS))
 
-# apt_install PACKAGES: apt-get install the ones dpkg does not know.
+# apt_install PACKAGES: apt-get install the ones dpkg does not know. No
+# service starts on install (a policy-rc.d that says no, unless the host has
+# its own): docker.io's init script would start the system's dockerd, with
+# its bridge and iptables rules on the host; the suites run private daemons.
+APT_POLICY_RC ?= /usr/sbin/policy-rc.d
 define apt_install
 missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 if [ -n "$$missing" ]; then \
 	echo "installing" $$missing; \
+	policy=$(APT_POLICY_RC); [ -e $$policy ] && policy= || printf '#!/bin/sh\nexit 101\n' >$$policy; \
+	[ -z "$$policy" ] || chmod +x $$policy; \
 	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	rc=$$?; [ -z "$$policy" ] || rm -f $$policy; exit $$rc; \
 fi
 endef
 
