@@ -40,10 +40,15 @@ recipe_containerd2() {
 }
 
 # critest is a test binary (cmd/critest holds only a _test.go file):
-# upstream's Makefile builds it with `go test -c`, and so does this.
+# upstream's Makefile builds it with `go test -c`, and so does this. The
+# registry that serves its images, and the two programs those images hold
+# (static: they run in busybox images), come from this module.
 recipe_critest() {
-	"$GO" test -c -o "$1/critest" sigs.k8s.io/cri-tools/cmd/critest
+	"$GO" test -c -vet=off -o "$1/critest" sigs.k8s.io/cri-tools/cmd/critest
 	"$GO" build -o "$1/registry" ./registry
+	CGO_ENABLED=0 "$GO" build -o "$1/nginx" ./nginx
+	CGO_ENABLED=0 "$GO" build -o "$1/nnp" ./nnp
+	CGO_ENABLED=0 "$GO" build -o "$1/pause" ./pause
 }
 
 # key NAME: the hash of NAME's recipe.

@@ -14,6 +14,10 @@
 #   HUSK_TEST_CACHE      where the busybox rootfs, image and tools are built
 #   CONTAINERD_SYSTEMD_CGROUP  containerd's runc option SystemdCgroup
 #                        (default false; the VM lane's guest (a) sets true)
+#   CONTAINERD_CONFIG_EXTRA  TOML appended to containerd's config (critest:
+#                        the registry's hosts.toml directory)
+#   CNI_EXTRA_PLUGINS    JSON plugin objects appended to the hcri network's
+#                        chain (critest: portmap)
 #   HUSK_CONTAINERD_DIR  a directory with containerd, containerd-shim-runc-v2
 #                        and ctr to use instead of Debian's 1.6 (the 2.x
 #                        build of tests/clients/build.sh containerd2)
@@ -196,6 +200,7 @@ containerd_start() {
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$d/cni/net.d"
 		    max_conf_num = 1
+		${CONTAINERD_CONFIG_EXTRA:-}
 	EOF
 	cat >"$d/cni/net.d/10-hcri.conflist" <<-EOF
 		{
@@ -209,7 +214,8 @@ containerd_start() {
 		        "ranges": [[{"subnet": "10.232.7.0/24"}]]
 		      }
 		    },
-		    {"type": "loopback"}
+		    {"type": "loopback"}${CNI_EXTRA_PLUGINS:+,
+		    $CNI_EXTRA_PLUGINS}
 		  ]
 		}
 	EOF
