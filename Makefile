@@ -94,7 +94,7 @@ install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: unit integration security fuzz clients vm-test
+test: unit integration security fuzz clients clients-kube vm-test
 
 
 unit: build-deps test-deps
@@ -134,10 +134,44 @@ fuzz:
 
 # containerd via ctr, the CRI (criclient, a k8s.io/cri-api client, its own
 # Go module) and podman, each with private daemons, driving HUSK_CLIENT_RUNTIME.
-clients: husk client-deps
+clients: husk client-deps kube-deps clients-build
 	set -o pipefail; \
 	HUSK_CLIENT_RUNTIME=$(HUSK_CLIENT_RUNTIME) $(BATS) --tap --timing --print-output-on-failure tests/clients \
 		| awk -f tests/integration/summary.awk
+
+# The Kubernetes clients (docs/clients.md): kubelet, containerd 2.x and
+# critest, built from the Go module proxy by tests/clients/build.sh in
+# test-only modules under tests/clients and cached in CLIENTS_CACHE (keyed by
+# a hash of each recipe; module and build caches beside them). `make clients`
+# runs husk on Debian's containerd 1.6 (kubelet.bats and critest.bats among
+# its files); clients-kube adds the reference runtime (KUBE_REFERENCE) on
+# 1.6 for the suites this lane brought, and both runtimes on containerd 2.x
+# for ctr, the CRI, kubelet and critest.
+CLIENTS_CACHE  ?= /var/cache/husk-clients
+KUBE_REFERENCE ?= /usr/sbin/runc
+KUBE_DEPS      := curl iptables
+KUBE_SUITES_16 ?= cri kubelet critest
+KUBE_SUITES_2  ?= containerd cri kubelet critest
+.PHONY: clients-kube clients-build kube-deps
+export HUSK_CLIENTS_CACHE := $(CLIENTS_CACHE)
+
+clients-kube: husk client-deps kube-deps clients-build
+	@set -o pipefail; rc=0; d2=$$(tests/clients/build.sh containerd2) || exit 1; \
+	run() { echo "== $$1"; shift; env "$$@" $(BATS) --tap --timing --print-output-on-failure $$suites \
+		| awk -f tests/integration/summary.awk || rc=1; }; \
+	suites="$(foreach s,$(KUBE_SUITES_16),tests/clients/$(s).bats)"; \
+	run "containerd 1.6, $(KUBE_REFERENCE)" HUSK_CLIENT_RUNTIME=$(KUBE_REFERENCE); \
+	suites="$(foreach s,$(KUBE_SUITES_2),tests/clients/$(s).bats)"; \
+	for rt in $(KUBE_REFERENCE) $(HUSK_CLIENT_RUNTIME); do \
+		run "containerd 2.x, $$rt" HUSK_CONTAINERD_DIR=$$d2 HUSK_CLIENT_RUNTIME=$$rt; \
+	done; exit $$rc
+
+# Builds (or finds in CLIENTS_CACHE) kubelet, containerd 2.x and critest.
+clients-build: build-deps
+	GO="$(GO)" tests/clients/build.sh >/dev/null
+
+kube-deps:
+	@$(call apt_install,$(KUBE_DEPS))
 
 build-deps:
 	@$(call apt_install,$(BUILD_DEPS))

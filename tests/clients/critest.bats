@@ -110,11 +110,12 @@ registry_stop() {
 	rm -f "$1/registry.pid"
 }
 
-# iptables_chain_names: "table chain" of every iptables chain.
+# iptables_chain_names: "table chain" of every iptables chain the CNI
+# plugins name (CNI-*); others belong to whatever else runs on the host.
 iptables_chain_names() {
 	local t
 	for t in filter nat mangle; do
-		iptables -t "$t" -S 2>/dev/null | awk -v t="$t" '$1 == "-N" {print t, $2}'
+		iptables -t "$t" -S 2>/dev/null | awk -v t="$t" '$1 == "-N" && $2 ~ /^CNI-/ {print t, $2}'
 	done | sort
 }
 
@@ -129,8 +130,9 @@ shm_take_back() {
 	comm -13 "$1" <(shm_ids) | xargs -r -n1 ipcrm -m 2>/dev/null || true
 }
 
-# iptables_take_back BEFORE-FILE: delete the chains made since BEFORE-FILE
-# (portmap's CNI-HOSTPORT-* it never removes) and the rules jumping to them.
+# iptables_take_back BEFORE-FILE: delete the CNI chains made since
+# BEFORE-FILE (portmap's CNI-HOSTPORT-*, which it never removes) and the
+# rules jumping to them.
 iptables_take_back() {
 	local t c rule
 	comm -13 "$1" <(iptables_chain_names) | while read -r t c; do
