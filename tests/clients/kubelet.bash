@@ -22,6 +22,15 @@
 #   KUBELET              the kubelet binary (default: built by build.sh)
 #   KUBELET_CGROUP_DRIVER  cgroupfs (default) or systemd
 
+# In the VM lane's setup a (systemd, pure cgroup v2) the suite runs as a
+# node there is set up: kubelet's systemd driver, containerd 2.x (prebuilt
+# into HUSK_TOOLS_DIR) with SystemdCgroup = true.
+if [ "${HUSK_VM_SETUP:-}" = a ]; then
+	: "${KUBELET_CGROUP_DRIVER:=systemd}" "${CONTAINERD_SYSTEMD_CGROUP:=true}"
+	: "${HUSK_CONTAINERD_DIR:=$HUSK_TOOLS_DIR/containerd2}"
+	export CONTAINERD_SYSTEMD_CGROUP HUSK_CONTAINERD_DIR
+fi
+
 # shellcheck source=helpers.bash
 source "$(dirname "${BASH_SOURCE[0]}")/helpers.bash"
 
@@ -155,9 +164,28 @@ kubelet_stop() {
 	rm -f "$d/kubelet.pid"
 }
 
+# http_get URL: the body of an http://HOST:PORT/PATH URL answered 200: curl,
+# or bash's /dev/tcp where there is none (the VM lane's guest, whose static
+# busybox wget crashes).
+http_get() {
+	if command -v curl >/dev/null; then
+		curl -fsS --max-time 10 "$1"
+		return
+	fi
+	local rest="${1#http://}" hostport path fd resp
+	hostport="${rest%%/*}" path="/${rest#*/}"
+	[ "$rest" != "$hostport" ] || path=/
+	exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$path" "$hostport" >&"$fd"
+	resp="$(timeout 10 cat <&"$fd")"
+	exec {fd}>&-
+	[[ "$resp" == "HTTP/1."?" 200 "* ]] || return 1
+	printf '%s\n' "${resp#*$'\r\n\r\n'}"
+}
+
 # kube_get PATH: GET PATH from kubelet's read-only port.
 kube_get() {
-	curl -fsS --max-time 10 "http://127.0.0.1:$(($(cat "$SUITE_DIR/kubelet/port") + 1))$1"
+	http_get "http://127.0.0.1:$(($(cat "$SUITE_DIR/kubelet/port") + 1))$1"
 }
 
 # kube_pods: kubelet's pods (GET /pods: a standalone kubelet fills in the
@@ -272,6 +300,9 @@ kube_cleanup() {
 		for cg in $(kube_cgroup_dirs "$d"); do
 			[ ! -d "$cg" ] || find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 		done
+	else
+		# The QoS slices systemd keeps for kubelet.
+		systemctl stop kubepods.slice 2>/dev/null || true
 	fi
 	comm -13 "$k/chains.before" <(iptables_chains) | grep ' KUBE-' | while read -r line; do
 		set -- $line
