@@ -103,11 +103,7 @@ registry_start() {
 }
 
 registry_stop() {
-	local pid
-	pid="$(cat "$1/registry.pid" 2>/dev/null)" || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	rm -f "$1/registry.pid"
+	daemon_stop "$1/registry.pid"
 }
 
 # iptables_chain_names: "table chain" of every iptables chain the CNI

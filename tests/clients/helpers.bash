@@ -241,8 +241,14 @@ containerd_start() {
 
 # containerd_stop DIR: SIGTERM the containerd of DIR by its PID and wait.
 containerd_stop() {
-	local d="$1" pid i
-	pid="$(cat "$d/containerd.pid" 2>/dev/null)" || return 0
+	daemon_stop "$1/containerd.pid"
+}
+
+# daemon_stop PIDFILE: SIGTERM the daemon whose PID PIDFILE holds, wait for
+# it (SIGKILL after 10 s), remove PIDFILE.
+daemon_stop() {
+	local pid i
+	pid="$(cat "$1" 2>/dev/null)" || return 0
 	# pid_alive, not kill -0: the daemon is not this shell's child, and a
 	# zombie answers kill -0.
 	if pid_alive "$pid"; then
@@ -254,7 +260,7 @@ containerd_stop() {
 		pid_alive "$pid" && kill -KILL "$pid"
 	fi
 	wait "$pid" 2>/dev/null || true
-	rm -f "$d/containerd.pid"
+	rm -f "$1"
 }
 
 # new_lines BEFORE-FILE DIR: entries of DIR not listed in BEFORE-FILE.

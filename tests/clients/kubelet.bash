@@ -150,18 +150,7 @@ kubelet_start() {
 
 # kubelet_stop DIR: SIGTERM DIR's kubelet by its PID and wait.
 kubelet_stop() {
-	local d="$1" pid i
-	pid="$(cat "$d/kubelet.pid" 2>/dev/null)" || return 0
-	if pid_alive "$pid"; then
-		kill -TERM "$pid"
-		for ((i = 0; i < 200; i++)); do
-			pid_alive "$pid" || break
-			sleep 0.05
-		done
-		pid_alive "$pid" && kill -KILL "$pid"
-	fi
-	wait "$pid" 2>/dev/null || true
-	rm -f "$d/kubelet.pid"
+	daemon_stop "$1/kubelet.pid"
 }
 
 # http_get URL: the body of an http://HOST:PORT/PATH URL answered 200: curl,
