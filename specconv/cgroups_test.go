@@ -113,6 +113,9 @@ func TestCgroupsSliceFormWithoutSystemd(t *testing.T) {
 	}{
 		{"test.slice:cri-containerd:abc", "test.slice:cri-containerd:abc", true},
 		{":husk:c1", ":husk:c1", true},
+		// Still one directory under husk's own cgroup: no part is "..".
+		{"..:x:y", "..:x:y", true},
+		{"::", "::", true},
 		{"a:b", "a:b", false},
 		{"pods/a:b:c", "pods/a:b:c", false},
 		{"/test.slice:cri-containerd:abc", "/test.slice:cri-containerd:abc", false},
