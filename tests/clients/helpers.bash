@@ -164,7 +164,8 @@ build_criclient() {
 # private containerd (socket DIR/c.sock, root, state, runc root, CNI conf
 # and IPAM data under DIR); its PID goes to DIR/containerd.pid. With the CRI
 # enabled, its default runtime is io.containerd.runc.v2 with BinaryName = the
-# runtime under test and the CNI network "hcri" (bridge hcri0).
+# runtime under test and the CNI network "hcri" (bridge hcri0). containerd
+# 2.x's NRI socket (by default /var/run/nri/nri.sock) is DIR/nri.sock.
 containerd_start() {
 	local d="$1" cri="${2:-}" disabled='["io.containerd.grpc.v1.cri"]'
 	require_cmd containerd
@@ -181,6 +182,10 @@ containerd_start() {
 		  address = "$d/c.sock.ttrpc"
 		[plugins."io.containerd.internal.v1.opt"]
 		  path = "$d/opt"
+		[plugins."io.containerd.nri.v1.nri"]
+		  socket_path = "$d/nri.sock"
+		  plugin_path = "$d/nri/plugins"
+		  plugin_config_path = "$d/nri/conf.d"
 		[plugins."io.containerd.grpc.v1.cri"]
 		  sandbox_image = "$PAUSE_REF"
 		  restrict_oom_score_adj = true
