@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A standalone kubelet (no API server: static pods from a directory) on a
 # private containerd whose CRI runs the runtime under test; loaded by
-# kubelet.bats on the host and by the VM lane's clients-kubelet.bats.
+# kubelet.bats, on the host and in the VM lane's setup a.
 #
 # kubelet writes outside its --root-dir, and machine-wide sysctls; the suite
 # keeps all of it private or takes it back:
@@ -12,7 +12,8 @@
 #     directory over /var/lib/kubelet (its device-plugins socket dir);
 #   - pod logs go to the suite dir (podLogsDir), volume plugins too
 #     (volumePluginDir); only the links of /var/log/containers are shared:
-#     the suite removes those of its pods' namespace;
+#     the suite removes those of its pods' namespace (and the directory,
+#     and /var/lib/kubelet, when it made them);
 #   - its cgroups: the QoS tree under a cgroupRoot of the suite's own with
 #     the cgroupfs driver (the systemd driver's kubepods.slice in the guest);
 #   - no iptables chains (makeIPTablesUtilChains: false); the KUBE-* ones
