@@ -330,8 +330,12 @@ clean_leaks() {
 	remove_created_dirs "$d"
 	sleep 0.2
 	for cg in "$@"; do
-		find /sys/fs/cgroup/ -maxdepth 4 -depth -type d -name "$cg" \
-			-exec sh -c 'find "$1" -depth -type d -exec rmdir {} \;' _ {} \; 2>/dev/null || true
+		# Each match with its sub-cgroups, deepest first (a {} inside an
+		# -exec sh -c string is replaced by find too, so no nested find).
+		find /sys/fs/cgroup/ -maxdepth 4 -depth -type d -name "$cg" 2>/dev/null |
+			while read -r top; do
+				find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+			done
 	done
 }
 
