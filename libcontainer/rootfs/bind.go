@@ -3,7 +3,6 @@ package rootfs
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
@@ -19,24 +18,17 @@ const atimeFlags = unix.MS_NOATIME | unix.MS_RELATIME | unix.MS_STRICTATIME | un
 // bindFlags are the flags of the bind itself; the rest need a remount.
 const bindFlags = unix.MS_BIND | unix.MS_REC | unix.MS_REMOUNT
 
-// bindMount binds m.Source (a host path) at m.Destination inside the rootfs:
-// onto a directory, or onto an empty file when the source is not one. The
-// bind ignores other flags, so a remount then applies them.
+// bindMount binds m.Source (a host path, opened by OpenSource) at
+// m.Destination inside the rootfs: onto a directory, or onto an empty
+// file when the source is not one. The bind ignores other flags, so a
+// remount then applies them.
 func bindMount(r *rootDir, m *configs.Mount) error {
-	fi, err := os.Stat(m.Source)
+	src, err := OpenSource(r.given, m.Source)
 	if err != nil {
 		return err
 	}
-	dst, err := r.open(m.Destination, destKind(fi.IsDir()))
-	if err != nil {
-		return err
-	}
-	err = mount(m.Source, dst.proc(), "", unix.MS_BIND|m.Flags&unix.MS_REC, "")
-	dst.close()
-	if err != nil {
-		return err
-	}
-	return finishBind(r, m)
+	defer closeFd(src)
+	return bindFd(r, m, src, false)
 }
 
 // bindOutside binds mounts[i], whose source the parent opened outside the
@@ -48,6 +40,12 @@ func bindOutside(r *rootDir, m *configs.Mount, i int) error {
 		return err
 	}
 	defer closeFd(src)
+	return bindFd(r, m, src, m.IDMap != nil)
+}
+
+// bindFd binds the source src at m.Destination: through /proc/self/fd,
+// or, for a detached mount tree (open_tree), attached with move_mount.
+func bindFd(r *rootDir, m *configs.Mount, src int, detached bool) error {
 	st, err := fstat(src)
 	if err != nil {
 		return err
@@ -56,7 +54,7 @@ func bindOutside(r *rootDir, m *configs.Mount, i int) error {
 	if err != nil {
 		return err
 	}
-	if m.IDMap != nil {
+	if detached {
 		err = moveMount(src, dst.fd)
 	} else {
 		err = mount(procFd(src), dst.proc(), "", unix.MS_BIND|m.Flags&unix.MS_REC, "")

@@ -46,7 +46,7 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	if err != nil {
 		return fmt.Errorf("root.path %q: %w", root, err)
 	}
-	r.openSource = openSource
+	r.given, r.openSource = c.Rootfs, openSource
 	err = buildRoot(r, c)
 	r.close()
 	if err == nil {

@@ -283,6 +283,16 @@ del_ns() {
 	update_config --arg t "$1" '.linux.namespaces = [.linux.namespaces[]? | select(.type != $t)]'
 }
 
+# runc_spec_config: $BUNDLE/config.json replaced by the one Debian's
+# `runc spec` writes (runc 1.1's defaults: a terminal, a read-only root,
+# its mounts and masks), so a test meets husk as runc's users do.
+runc_spec_config() {
+	local runc="${RUNC:-/usr/sbin/runc}"
+	[ -x "$runc" ] || skip "no runc at $runc"
+	rm -f "$BUNDLE/config.json"
+	(cd "$BUNDLE" && "$runc" spec) || fail "runc spec failed"
+}
+
 # requires_userns skips the test when the kernel cannot make user namespaces.
 requires_userns() {
 	[ -e /proc/self/ns/user ] || skip "kernel without user namespaces"

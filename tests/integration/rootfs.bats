@@ -88,6 +88,83 @@ mount_opts() {
 	[ "$output" = inner ] || fail "output: $output"
 }
 
+# mount_order [userns] [idmap]: runc's mount-order test, in a bundle of
+# runc spec. Binds of bind-src/{a,b,c} (two through symlinks outside the
+# rootfs) build a tree under /mnt; then three rbinds take their sources
+# from that tree, by host path ($ROOTFS/mnt/x), destinations given by host
+# path too: each source must be what the mounts before it made, so the
+# file read at the end is a/x's. idmap: the three are idmapped (mappings
+# without ridmap: their top mount only, as runc).
+mount_order() {
+	runc_spec_config
+	update_config '.process.terminal = false'
+	[[ " $* " != *" userns "* ]] || userns_100k
+	local src="$TEST_DIR/bind-src" r="$BUNDLE/rootfs" d maps='{}'
+	[[ " $* " != *" idmap "* ]] ||
+		maps='{"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}], "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]}'
+	for d in a/x b/y c/z; do
+		mkdir -p "$src/$d"
+		echo "$d" >"$src/$d/file"
+		ln -s "${d%/*}" "$src/sym-${d%/*}"
+	done
+	# Out of the mapped root's reach: the parent opens them (user ns).
+	chmod o-rwx "$src"
+	mkdir -p "$r/mnt" "$r/final"
+	bind_at() {
+		update_config --arg s "$1" --arg d "$2" --arg t "$3" --argjson x "$4" \
+			'.mounts += [{source: $s, destination: $d, type: "bind", options: [$t, "rprivate"]} + $x]'
+	}
+	bind_at "$src/a" /mnt bind '{}'
+	bind_at "$src/sym-b" /mnt/x bind '{}'
+	bind_at "$src/c" /mnt/x/y bind '{}'
+	bind_at "$src/sym-a" /mnt/x/y/z bind '{}'
+	bind_at "$r/mnt/x" "$r/mnt/x/y/z/x" rbind "$maps"
+	bind_at "$r/mnt/x/y" "$r/mnt/x/y/z" rbind "$maps"
+	bind_at "$r/mnt" "$r/final" rbind "$maps"
+	in_container 'cat /final/x/y/z/z/x/y/z/x/file'
+	[ "$output" = a/x ] || fail "output: $output"
+}
+
+@test "bind sources: a source under the rootfs is what the mounts before it made (runc's mount order)" {
+	mount_order
+}
+
+@test "bind sources: runc's mount order in a user namespace" {
+	mount_order userns
+}
+
+@test "bind sources: runc's mount order with idmapped sources" {
+	mount_order idmap
+}
+
+@test "bind sources: runc's mount order with idmapped sources in a user namespace" {
+	mount_order userns idmap
+}
+
+# evil_links: the image's /mnt/abs and /mnt/rel are symlinks that lead to
+# the host's /etc when followed on the host.
+evil_links() {
+	mkdir -p "$BUNDLE/rootfs/mnt"
+	ln -s /etc "$BUNDLE/rootfs/mnt/abs"
+	ln -s ../../../../../../../../../../etc "$BUNDLE/rootfs/mnt/rel"
+	update_config --arg a "$BUNDLE/rootfs/mnt/abs" --arg r "$BUNDLE/rootfs/mnt/rel" \
+		'.mounts += [{destination: "/a", type: "bind", source: $a, options: ["rbind"]},
+			{destination: "/r", type: "bind", source: $r, options: ["rbind"]}]'
+}
+
+@test "bind sources: a symlink in the image cannot lead a source under the rootfs out of it" {
+	evil_links
+	in_container 'grep -c "^user:x:1000" /a/passwd /r/passwd; grep -l "^daemon:" /a/passwd /r/passwd || echo no-host-passwd'
+	[ "$output" = "$(printf '/a/passwd:1\n/r/passwd:1\nno-host-passwd')" ] || fail "output: $output"
+}
+
+@test "bind sources: a symlink in the image cannot lead a source under the rootfs out of it, in a user namespace" {
+	userns_100k
+	evil_links
+	in_container 'grep -c "^user:x:1000" /a/passwd /r/passwd; grep -l "^daemon:" /a/passwd /r/passwd || echo no-host-passwd'
+	[ "$output" = "$(printf '/a/passwd:1\n/r/passwd:1\nno-host-passwd')" ] || fail "output: $output"
+}
+
 @test "bind sources: a missing source in a user namespace fails, naming the mount" {
 	userns_100k
 	update_config --arg s "$TEST_DIR/nonexistent" '.mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]'
