@@ -20,10 +20,16 @@ func mountAll(r *rootDir, c *configs.Config) error {
 			m = &rw
 		}
 		if err := mountOne(r, c, m, i); err != nil {
-			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
+			return mountError(i, m, err)
 		}
 	}
 	return nil
+}
+
+// mountError names mounts[i] in runc's words ("error mounting SRC to
+// rootfs at DST"), which scripts look for, then says what went wrong.
+func mountError(i int, m *configs.Mount, err error) error {
+	return fmt.Errorf("mounts[%d]: error mounting %q to rootfs at %q: %w", i, mountSource(m), m.Destination, err)
 }
 
 // isReadonlyDev reports whether m is a read-only filesystem on /dev.
@@ -38,7 +44,7 @@ func readonlyDev(r *rootDir, c *configs.Config) error {
 			continue
 		}
 		if err := r.at("/dev", func(p string) error { return remountBind(p, unix.MS_RDONLY, 0) }); err != nil {
-			return fmt.Errorf("mounts[%d] (%s on /dev): make read-only: %w", i, mountSource(m), err)
+			return mountError(i, m, fmt.Errorf("make it read-only: %w", err))
 		}
 	}
 	return nil

@@ -8,7 +8,7 @@
 //
 // Every error names the config.json entry it comes from, e.g.
 //
-//	mounts[3] (proc on /proc): mount: operation not permitted
+//	mounts[3]: error mounting "proc" to rootfs at "/proc": mount: operation not permitted
 //	maskedPaths[2] "/proc/kcore": mount: no such device
 package rootfs
 

@@ -16,7 +16,7 @@ import (
 func init() {
 	scenarios["full"] = scenario{check: checkFull}
 	scenarios["inroot"] = scenario{check: checkInRoot}
-	scenarios["mounterror"] = scenario{check: wantError("mounts[1] (bogus on /bad): mount: no such device")}
+	scenarios["mounterror"] = scenario{check: wantError(`mounts[1]: error mounting "bogus" to rootfs at "/bad": mount: no such device`)}
 	scenarios["maskerror"] = scenario{check: wantError(`maskedPaths[1] "/etc/link": resolves through a symlink, which husk does not follow: too many levels of symbolic links`)}
 }
 

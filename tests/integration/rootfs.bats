@@ -64,6 +64,26 @@ mount_opts() {
 	assert_contains "$(mount_opts /data)" ro nosuid nodev
 }
 
+@test "bind flags: a flag locked in a user namespace that cannot be honoured fails, naming the mount, as runc" {
+	userns_100k
+	host_mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,nodiratime "$SRC"
+	# nodiratime is locked: strictatime cannot replace it.
+	add_mount '{destination: "/data", type: "bind", source: $src, options: ["bind", "strictatime"]}'
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7]: error mounting \"$SRC\" to rootfs at \"/data\"" \
+		"cannot change the atime flags locked on the source (nodiratime" "to strictatime" "operation not permitted"
+	assert_no_container "$id"
+	# ro is locked: rw asked explicitly cannot clear it.
+	mount -o remount,bind,ro "$SRC"
+	update_config '.mounts[7].options = ["bind", "rw"]'
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7]: error mounting" "cannot clear flags locked on the source (ro)" "operation not permitted"
+	assert_no_container "$id"
+}
+
 @test "bind sources: a source the container's mapped user cannot reach still mounts" {
 	userns_100k
 	mkdir -p "$SRC/secret/dir"
@@ -171,7 +191,7 @@ evil_links() {
 	local id
 	id="$(new_id)"
 	create_fails "$id"
-	assert_contains "$stderr" "mounts[7] ($TEST_DIR/nonexistent on /data)" "open the source outside the container" "no such file or directory"
+	assert_contains "$stderr" "mounts[7]: error mounting \"$TEST_DIR/nonexistent\" to rootfs at \"/data\"" "open the source outside the container" "no such file or directory"
 	[[ "$stderr" != *"mounts[7]"*"mounts[7]"* ]] || fail "the mount is named twice: $stderr"
 	assert_no_container "$id"
 }
