@@ -61,16 +61,12 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	return enterRoot(c, root)
 }
 
-// buildRoot makes every mount, then /dev's nodes and links, then makes a
-// read-only /dev read-only.
+// buildRoot makes every mount, then /dev's nodes and links.
 func buildRoot(r *rootDir, c *configs.Config) error {
 	if err := mountAll(r, c); err != nil {
 		return err
 	}
-	if err := setupDev(r, c); err != nil {
-		return err
-	}
-	return readonlyDev(r, c)
+	return setupDev(r, c)
 }
 
 func runHook(hook func() error) error {
@@ -80,8 +76,10 @@ func runHook(hook func() error) error {
 	return hook()
 }
 
-// Finalize runs inside the new root, after Setup and the hostname: it masks
-// c.MaskPaths, makes c.ReadonlyPaths read-only and, with c.Readonlyfs, "/".
+// Finalize runs inside the new root, after Setup, the console and the
+// hostname: it masks c.MaskPaths, makes c.ReadonlyPaths read-only, then,
+// as runc does last, a read-only /dev (now that /dev/console, /dev/pts,
+// the links and nodes are there) and, with c.Readonlyfs, "/".
 func Finalize(c *configs.Config) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
 		return nil // the host's mount namespace: specconv refused masks
@@ -90,6 +88,9 @@ func Finalize(c *configs.Config) error {
 		return err
 	}
 	if err := readonlyPaths(c.ReadonlyPaths); err != nil {
+		return err
+	}
+	if err := readonlyDev(c); err != nil {
 		return err
 	}
 	if c.Readonlyfs {
