@@ -35,9 +35,12 @@ func prepareRoot(c *configs.Config, root string) error {
 // isolateRoot makes the mount the rootfs lies on private, as runc does, so
 // that the bind onto itself and every container mount stay in this
 // namespace, and neither pivot_root nor MS_MOVE meets a shared or
-// unbindable parent. When the rootfs is itself a shared mount point, it
-// becomes a slave with "shared" or "slave" asked (what the host mounts
-// under it still shows inside, nothing goes back) and private otherwise.
+// unbindable parent; with rootfsPropagation "slave" or "rslave" it makes
+// it a slave instead (runc's rootfsParentMountPropagation), so the
+// container's "/" stays a slave of the host's mount. When the rootfs is
+// itself a shared mount point, it becomes a slave with "shared" or
+// "slave" asked (what the host mounts under it still shows inside,
+// nothing goes back) and private otherwise.
 func isolateRoot(root string, flags int) error {
 	mounts, err := mountTable(mountinfo.ParentsFilter(root))
 	if err != nil {
@@ -56,6 +59,8 @@ func isolateRoot(root string, flags int) error {
 		case self && !strings.Contains(m.Optional, "shared:"):
 			continue
 		case self && flags&(unix.MS_SHARED|unix.MS_SLAVE) != 0:
+			want = unix.MS_SLAVE
+		case !self && flags&unix.MS_SLAVE != 0:
 			want = unix.MS_SLAVE
 		}
 		if err := mount("", p, "", want, ""); err != nil {

@@ -257,6 +257,28 @@ evil_links() {
 	husk delete --force "$id"
 }
 
+# propagation_word: what findmnt -o PROPAGATION says of / in the
+# mountinfo lines in $output: private or shared, then ,slave, ,unbindable.
+propagation_word() {
+	awk '$5 == "/" { p = "private"; s = ""; u = "";
+		for (i = 7; $i != "-"; i++) { if ($i ~ /^shared:/) p = "shared"; if ($i ~ /^master:/) s = ",slave"; if ($i == "unbindable") u = ",unbindable" }
+		w = p s u } END { print w }' <<<"$output"
+}
+
+@test "linux.rootfsPropagation: slave makes / a slave of the host's shared / (private,slave, as runc; runc spec bundle)" {
+	runc_spec_config
+	update_config '.process.terminal = false | .linux.rootfsPropagation = "slave"'
+	set_args cat /proc/self/mountinfo
+	local id
+	id="$(new_id)"
+	# The host's / made shared, in a mount namespace of the test's own
+	# (as runc's test does): the rootfs lies on it, not on a mount of its own.
+	run -0 --separate-stderr unshare -m --propagation private sh -c 'mount --make-rshared / && exec "$@"' sh \
+		timeout -k 5 "$HUSK_TIMEOUT" "$HUSK_BIN" --root "$HUSK_ROOT" run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(propagation_word)" = private,slave ] || fail "propagation of /: $(propagation_word): $output"
+	assert_no_container "$id"
+}
+
 @test "linux.rootfsPropagation: unbindable makes / unbindable" {
 	update_config '.linux.rootfsPropagation = "unbindable"'
 	in_container "awk '\$5 == \"/\"' /proc/self/mountinfo"
