@@ -29,6 +29,10 @@ func Validate(c *Config) error {
 			return fmt.Errorf("linux.namespaces[%d].path: %w", i, err)
 		}
 	}
+	if _, ok := c.Namespace(NEWNS); !ok && c.Process.Terminal {
+		// The pty is bound onto /dev/console: a mount on the host's tree.
+		return fmt.Errorf("process.terminal: needs a mount namespace of the container's own (linux.namespaces): its /dev/console is a mount, which would land on the host's tree")
+	}
 	if c.NewNamespace(NEWUSER) && (len(c.UIDMappings) == 0 || len(c.GIDMappings) == 0) {
 		return fmt.Errorf("linux.uidMappings, linux.gidMappings: a new user namespace needs both")
 	}

@@ -188,3 +188,30 @@ func hideHostProcSys(root string) error {
 	}
 	return nil
 }
+
+// chrootRoot makes root the process's "/" without a mount namespace of
+// its own: chroot, as runc does. Nothing is mounted, moved or made
+// private, not even with --no-pivot: every mount would change the host's
+// own tree.
+//
+// The host's /proc is kept open (hostProc): init still reopens fds through
+// procfs (ReopenFd), and this root has no /proc of its own.
+func chrootRoot(root string) error {
+	proc, err := openProc()
+	if err != nil {
+		return fmt.Errorf("without a mount namespace: the host's %w", err)
+	}
+	hostProc = proc
+	fd, err := open(root, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("root.path %q: %w", root, err)
+	}
+	defer closeFd(fd)
+	if err := fchdir(fd); err != nil {
+		return fmt.Errorf("root.path %q: %w", root, err)
+	}
+	if err := chroot("."); err != nil {
+		return fmt.Errorf("root.path %q: without a mount namespace: %w", root, err)
+	}
+	return chdir("/")
+}

@@ -26,14 +26,18 @@ import (
 // runs the createRuntime and createContainer hooks. The calling thread must
 // be in the container's mount namespace, new or joined, and stay locked to
 // it. Without a mount namespace of its own the container shares the
-// host's: nothing is mounted, only the hooks run.
+// host's: nothing is mounted, the hooks run, then the process is
+// chrooted into root.path, as runc does (chrootRoot).
 //
 // openSource, when not nil, gets the fd of mounts[i]'s source for each bind
 // mount the parent must open (configs.Config.SourceOutside); the fd is
 // closed once mounted.
 func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpener) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
-		return runHook(beforePivot)
+		if err := runHook(beforePivot); err != nil {
+			return err
+		}
+		return chrootRoot(c.Rootfs)
 	}
 	root, err := filepath.EvalSymlinks(c.Rootfs)
 	if err != nil {

@@ -285,17 +285,38 @@ propagation_word() {
 	assert_contains "$output" "unbindable"
 }
 
-@test "linux.namespaces: without a mount namespace the container shares the host's, with hooks" {
+@test "linux.namespaces: without a mount namespace root.path is the process's root, nothing is mounted, hooks run (runc spec bundle)" {
+	runc_spec_config
 	del_ns mount
-	update_config --arg out "$TEST_DIR/hook.out" '.linux.maskedPaths = [] | .linux.readonlyPaths = []
+	update_config --arg out "$TEST_DIR/hook.out" '.process.terminal = false | .linux.maskedPaths = [] | .linux.readonlyPaths = []
 		| .hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >\($out)"]}]'
 	echo host-only >"$TEST_DIR/marker"
+	echo rootfs-only >"$BUNDLE/rootfs/marker"
+	mkdir "$BUNDLE/rootfs/only"
+	cp "$BUNDLE/rootfs/bin/busybox" "$BUNDLE/rootfs/only/sh"
+	local id flag
+	for flag in "" --no-pivot; do
+		id="$(new_id)"
+		# A program that is only in the rootfs, by absolute path.
+		set_args /only/sh -c "cat /marker; [ -e $TEST_DIR/marker ] && echo host-visible || echo host-hidden"
+		run -0 --separate-stderr husk run $flag --bundle "$BUNDLE" "$id" </dev/null
+		[ "$output" = "$(printf 'rootfs-only\nhost-hidden')" ] || fail "husk run $flag: $output"
+		assert_contains "$(cat "$TEST_DIR/hook.out")" "\"id\":\"$id\""
+		assert_no_container "$id"
+		# Nothing was mounted on the host's tree.
+		! grep -F "$BUNDLE" /proc/self/mountinfo || fail "husk run $flag left mounts"
+	done
+}
+
+@test "linux.namespaces: a terminal without a mount namespace is refused: its /dev/console would be a mount on the host's tree" {
+	del_ns mount
+	update_config '.process.terminal = true | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
 	local id
 	id="$(new_id)"
-	set_args cat "$TEST_DIR/marker"
-	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-	[ "$output" = host-only ] || fail "output: $output"
-	assert_contains "$(cat "$TEST_DIR/hook.out")" "\"id\":\"$id\""
+	SOCK="$TEST_DIR/console.sock"
+	start_recvtty -no-stdin
+	create_fails "$id" --console-socket "$SOCK"
+	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
 	assert_no_container "$id"
 }
 
