@@ -225,11 +225,14 @@ teardown_husk() {
 	fi
 }
 
-# pid_mentions PID TAG: the process has an fd, cwd or mount naming TAG.
+# pid_mentions PID TAG: the process has an fd or cwd naming TAG, or its
+# root (the mount at /) comes from it. Not any mount naming TAG: a mount
+# the test makes on the host propagates into the mount namespaces of
+# other runtimes' containers, which are not this test's.
 pid_mentions() {
 	local pid="$1" tag="$2"
 	ls -l "/proc/$pid/fd/" "/proc/$pid/cwd" 2>/dev/null | grep -qF -- "$tag" && return 0
-	grep -qF -- "$tag" "/proc/$pid/mountinfo" 2>/dev/null
+	awk -v t="$tag" '$5 == "/" && index($4, t) { found = 1 } END { exit !found }' "/proc/$pid/mountinfo" 2>/dev/null
 }
 
 # leaked_pids prints the pids whose root mount is this test's rootfs: their
