@@ -66,6 +66,9 @@ func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
 	if err := m.leaveIdle(v1res); err != nil {
 		return explain(r, err)
 	}
+	if err := m.writeDeviceRules(v1res); err != nil {
+		return err
+	}
 	if m.v1 != nil {
 		if err := m.v1.Set(v1res); err != nil {
 			return explain(r, err)
