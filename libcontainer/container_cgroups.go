@@ -59,7 +59,7 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 	unprivileged := r.Cgroups && r.Caller.Unprivileged()
 	apply := m.Set
 	if unprivileged {
-		apply = m.Update
+		apply = m.SetLimits
 	}
 	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
 		if err := apply(&cfg.CgroupConfig().Resources); err != nil {
@@ -159,7 +159,8 @@ func (c *Container) Update(r configs.Resources) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Update(&r); err != nil {
+	prev := c.Resources()
+	if err := m.Update(&prev, &r); err != nil {
 		return err
 	}
 	if c.State.Config != nil {

@@ -181,7 +181,7 @@ func TestManagerOnHost(t *testing.T) {
 	}
 
 	up := &configs.Resources{Memory: 128 << 20, PidsLimit: &limit}
-	if err := m.Update(up); err != nil {
+	if err := m.Update(r, up); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := m.Stats(); st.Memory.Usage.Limit != 128<<20 {
@@ -228,7 +228,7 @@ func TestUnavailableControllers(t *testing.T) {
 		if tc.need != "" && (m.hasV1(tc.need) || m.unified[tc.need]) {
 			continue // the host has it
 		}
-		_, _, _, err := m.route(&tc.r)
+		_, _, _, err := m.route(&tc.r, nil)
 		if err == nil {
 			t.Errorf("%+v accepted", tc.r)
 			continue

@@ -223,6 +223,30 @@ device_order_bundle() {
 	husk delete --force "$id"
 }
 
+@test "cgroups: update writes only what changes: cpu.idle 1 again, a weight while idle (runc spec bundle)" {
+	runc_spec_config
+	update_config '.process.terminal = false | .linux.resources.cpu = {"idle": 1, "shares": 512}'
+	set_args sleep 1000
+	local id dir weight=cpu.shares want=256
+	id="$(new_id)"
+	run_bg "$id"
+	dir="$(host_cgroup_dir "$id" cpu)"
+	if cgv2; then
+		dir="$(host_cgroup_dir "$id" "")" weight=cpu.weight want=35 # 256 shares on v2's scale
+	fi
+	[ -e "$dir/cpu.idle" ] || skip "this kernel has no cpu.idle"
+	[ "$(cat "$dir/cpu.idle")" = 1 ] || fail "cpu.idle at create: $(cat "$dir/cpu.idle")"
+	# Already idle: nothing to write (the saved cpu.shares would be refused).
+	run -0 --separate-stderr husk update --cpu-idle 1 "$id"
+	# A new weight while idle: saved, written when the group leaves idle.
+	run -0 --separate-stderr husk update --cpu-share 256 "$id"
+	[ "$(cat "$dir/cpu.idle")" = 1 ] || fail "cpu.idle after the updates: $(cat "$dir/cpu.idle")"
+	run -0 --separate-stderr husk update --cpu-idle 0 "$id"
+	[ "$(cat "$dir/cpu.idle")" = 0 ] || fail "cpu.idle: $(cat "$dir/cpu.idle")"
+	[ "$(cat "$dir/$weight")" = "$want" ] || fail "$weight after leaving idle: $(cat "$dir/$weight")"
+	husk delete --force "$id"
+}
+
 @test "cgroups: update changes memory and pids limits of a running container, visible inside" {
 	local id
 	id="$(new_id)"
