@@ -212,11 +212,11 @@ func readProcessFile(path string) (*configs.Process, error) {
 	}
 	sp, err := specconv.ParseProcess(data)
 	if err != nil {
-		return nil, fmt.Errorf("--process %s: %w", path, err)
+		return nil, fmt.Errorf("--process %s: %w: %w", path, libcontainer.ErrInvalidConfig, err)
 	}
 	p, warnings, err := specconv.ConvertProcess(sp)
 	if err != nil {
-		return nil, fmt.Errorf("--process %s: %w", path, err)
+		return nil, fmt.Errorf("--process %s: %w: %w", path, libcontainer.ErrInvalidConfig, err)
 	}
 	for _, w := range warnings {
 		logrus.Warnf("--process %s: %s", path, w)

@@ -25,7 +25,7 @@ const killTimeout = 10 * time.Second
 func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 	m, err := cgroup.New(cfg.CgroupConfig(), id)
 	if err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
+		return nil, ConfigError(err)
 	}
 	return m, nil
 }
@@ -63,7 +63,7 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 	}
 	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
 		if err := apply(&cfg.CgroupConfig().Resources); err != nil {
-			return fmt.Errorf("config.json: %w", err)
+			return ConfigError(err)
 		}
 		return nil
 	})}
