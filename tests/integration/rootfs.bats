@@ -318,6 +318,13 @@ propagation_word() {
 	create_fails "$id" --console-socket "$SOCK"
 	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
 	assert_no_container "$id"
+	# Nor for an exec'd process, whose /dev/console would be the host's.
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_bg "$id"
+	run -255 --separate-stderr husk exec -t --console-socket "$SOCK" "$id" true
+	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
+	husk delete --force "$id"
 }
 
 @test "linux.namespaces: maskedPaths without a mount namespace are refused" {
