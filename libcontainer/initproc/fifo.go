@@ -7,6 +7,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +23,7 @@ func waitForStart(cfg *configs.Config, beforeHooks func() error, env []string) e
 		return fmt.Errorf("%s: %w", bootstrap.EnvFifoFd, err)
 	}
 	// Reopen through /proc: the O_PATH fd was opened on the host side.
-	fifo, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fifo, err := rootfs.ReopenFd(fd, unix.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("open exec fifo: %w", err)
 	}
