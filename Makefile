@@ -3,7 +3,8 @@
 #   make demo    build husk and run a container from a busybox bundle
 #   make test    unit tests, the bats integration suites, the security
 #                suite, the fuzz targets (bounded), then the client suites
-#                (containerd/ctr, the CRI, podman driving husk)
+#                (containerd/ctr, the CRI, podman driving husk; kubelet
+#                and critest on containerd 1.6 and 2.x: docs/clients.md)
 #                and the VM lane (make vm-test)
 #   make vm-test the VM lane: husk's suites in QEMU guests with pure cgroup v2,
 #                (a) systemd as PID 1 and (b) no systemd; see tests/vm/README.md
@@ -21,7 +22,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # husk is linked statically (HUSK_STATIC=0 links it dynamically): every
 # husk process, `husk init` and each exec included, then starts without the
 # dynamic loader resolving and relocating libc and libseccomp: about 0.3 ms
-# of CPU per process (README, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
+# of CPU per process (docs/building.md, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
 # glibc (libc6-dev) and libseccomp.a (libseccomp-dev; Debian's
 # libseccomp.pc has no Libs.private, so cgo's plain `pkg-config --libs
 # libseccomp` is all -static needs). netgo and osusergo keep the C
@@ -54,7 +55,10 @@ TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetwork
 # The client suites (tests/clients) also need these; `make clients`
 # installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the
 # clients drive, e.g. HUSK_CLIENT_RUNTIME=/usr/sbin/runc make clients.
+# docker.bats runs Debian's docker.io on a private dockerd, with the
+# runtime as `husk` beside Docker's runc (DOCKER_RUNTIMES; docs/testing.md).
 CLIENT_DEPS := containerd podman containernetworking-plugins busybox-static bats jq iproute2 bsdutils
+DOCKER_DEPS := docker.io iptables util-linux
 HUSK_CLIENT_RUNTIME ?= $(CURDIR)/husk
 
 BENCH_N    ?= 30
@@ -63,7 +67,8 @@ DEMO_DIR   ?= /tmp/husk-demo
 BINDIR     ?= /usr/local/bin
 
 # The VM lane (tests/vm/README.md). VM_SUITES defaults to the lane's own
-# suites plus the host suites chosen to run in the guests too; every path is
+# suites plus the host suites chosen to run in the guests too (kubelet.bats
+# in a: kubelet's systemd driver on containerd 2.x); every path is
 # absolute (suites of another worktree run from a copy of their tests/ tree),
 # and PATH:a or PATH:b runs a file in that setup only. TCG makes each test
 # seconds long: the host suites are split between the setups.
@@ -74,6 +79,7 @@ VM_HOST_SUITES ?= exec:b lifecycle:a cgroups:b
 VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
 	$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
 	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \
+	$(CURDIR)/tests/clients/kubelet.bats:a \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))
 VM_SETUPS  ?= a b
 VM_BENCH_N ?= 20
@@ -94,7 +100,7 @@ install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: unit integration security fuzz clients vm-test
+test: clients-prebuild unit integration security fuzz clients clients-kube vm-test
 
 
 unit: build-deps test-deps
@@ -134,10 +140,46 @@ fuzz:
 
 # containerd via ctr, the CRI (criclient, a k8s.io/cri-api client, its own
 # Go module) and podman, each with private daemons, driving HUSK_CLIENT_RUNTIME.
-clients: husk client-deps
+clients: husk client-deps kube-deps clients-build
 	set -o pipefail; \
 	HUSK_CLIENT_RUNTIME=$(HUSK_CLIENT_RUNTIME) $(BATS) --tap --timing --print-output-on-failure tests/clients \
 		| awk -f tests/integration/summary.awk
+
+# The Kubernetes clients (docs/clients.md): kubelet, containerd 2.x and
+# critest, built from the Go module proxy by tests/clients/build.sh in
+# test-only modules under tests/clients and cached in CLIENTS_CACHE (keyed by
+# a hash of each recipe; module and build caches beside them). `make clients`
+# runs husk on Debian's containerd 1.6 (kubelet.bats and critest.bats among
+# its files); clients-kube runs the reference runtime (KUBE_REFERENCE) and
+# husk on containerd 2.x: ctr, the CRI, kubelet and critest.
+CLIENTS_CACHE  ?= /var/cache/husk-clients
+KUBE_REFERENCE ?= /usr/sbin/runc
+KUBE_DEPS      := curl iptables
+KUBE_SUITES    ?= containerd cri kubelet critest
+.PHONY: clients-kube clients-build clients-prebuild kube-deps
+export HUSK_CLIENTS_CACHE := $(CLIENTS_CACHE)
+
+clients-kube: husk client-deps kube-deps clients-build
+	@set -o pipefail; rc=0; d2=$$(tests/clients/build.sh containerd2) || exit 1; \
+	for rt in $(KUBE_REFERENCE) $(HUSK_CLIENT_RUNTIME); do \
+		echo "== containerd 2.x, $$rt"; \
+		HUSK_CONTAINERD_DIR=$$d2 HUSK_CLIENT_RUNTIME=$$rt $(BATS) --tap --timing --print-output-on-failure \
+			$(foreach s,$(KUBE_SUITES),tests/clients/$(s).bats) | awk -f tests/integration/summary.awk || rc=1; \
+	done; exit $$rc
+
+# Builds (or finds in CLIENTS_CACHE) kubelet, containerd 2.x and critest;
+# waits for a build clients-prebuild started (build.sh's lock per client).
+clients-build: build-deps
+	GO="$(GO)" tests/clients/build.sh >/dev/null
+
+# make test starts the client builds in the background first (minutes when
+# cold) while unit, integration, security and fuzz run; its log is
+# CLIENTS_CACHE/prebuild.log.
+clients-prebuild: build-deps
+	@mkdir -p $(CLIENTS_CACHE) && (GO="$(GO)" setsid tests/clients/build.sh </dev/null >$(CLIENTS_CACHE)/prebuild.log 2>&1 &)
+
+kube-deps:
+	@$(call apt_install,$(KUBE_DEPS))
 
 build-deps:
 	@$(call apt_install,$(BUILD_DEPS))
@@ -168,14 +210,21 @@ test-deps:
 	@$(call apt_install,$(TEST_DEPS))
 
 client-deps:
-	@$(call apt_install,$(CLIENT_DEPS))
+	@$(call apt_install,$(CLIENT_DEPS) $(DOCKER_DEPS))
 
-# apt_install PACKAGES: apt-get install the ones dpkg does not know.
+# apt_install PACKAGES: apt-get install the ones dpkg does not know. No
+# service starts on install (a policy-rc.d that says no, unless the host has
+# its own): docker.io's init script would start the system's dockerd, with
+# its bridge and iptables rules on the host; the suites run private daemons.
+APT_POLICY_RC ?= /usr/sbin/policy-rc.d
 define apt_install
 missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 if [ -n "$$missing" ]; then \
 	echo "installing" $$missing; \
+	policy=$(APT_POLICY_RC); [ -e $$policy ] && policy= || printf '#!/bin/sh\nexit 101\n' >$$policy; \
+	[ -z "$$policy" ] || chmod +x $$policy; \
 	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	rc=$$?; [ -z "$$policy" ] || rm -f $$policy; exit $$rc; \
 fi
 endef
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer"
@@ -56,7 +55,7 @@ func createContainer(cmd *cli.Command, detach, run bool) (*libcontainer.Containe
 	}
 	rl, err := rootlessOptions(cmd, spec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config.json: %w", err)
+		return nil, nil, libcontainer.ConfigError(err)
 	}
 	cfg.ID, cfg.Bundle = id, bundle
 	if cmd.Bool("tty") {

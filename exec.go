@@ -86,6 +86,11 @@ func execAction(cmd *cli.Command) error {
 	if err := configs.CheckProcessLabels(p); err != nil {
 		return err
 	}
+	if cfg := c.State.Config; cfg != nil {
+		if err := configs.CheckTerminal(cfg, p); err != nil {
+			return err
+		}
+	}
 	p.Env = append(p.Env, extraEnv...)
 	// Like runc, --process is the whole process: the flags that shape
 	// one (--cap among them) apply only without it.
@@ -215,11 +220,11 @@ func readProcessFile(path string) (*configs.Process, error) {
 	}
 	sp, err := specconv.ParseProcess(data)
 	if err != nil {
-		return nil, fmt.Errorf("--process %s: %w", path, err)
+		return nil, fmt.Errorf("--process %s: %w: %w", path, libcontainer.ErrInvalidConfig, err)
 	}
 	p, warnings, err := specconv.ConvertProcess(sp)
 	if err != nil {
-		return nil, fmt.Errorf("--process %s: %w", path, err)
+		return nil, fmt.Errorf("--process %s: %w: %w", path, libcontainer.ErrInvalidConfig, err)
 	}
 	for _, w := range warnings {
 		logrus.Warnf("--process %s: %s", path, w)

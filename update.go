@@ -188,7 +188,7 @@ var updateCommand = &cli.Command{
 		defer c.Close()
 		next, warnings, err := specconv.UpdateResources(c.Resources(), r)
 		if err != nil {
-			return fmt.Errorf("update: %w", err)
+			return fmt.Errorf("update: %w: %w", libcontainer.ErrInvalidConfig, err)
 		}
 		for _, w := range warnings {
 			logrus.Warn("update: " + w)

@@ -56,7 +56,8 @@ func withLoaded(cmd *cli.Command, load func(root, id string) (*libcontainer.Cont
 }
 
 // loadBundle reads BUNDLE/config.json and converts it; every error is
-// prefixed "config.json: " and names the field.
+// "invalid configuration: config.json: " (libcontainer.ConfigError) and
+// names the field.
 func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *configs.Config, error) {
 	abs, err := filepath.Abs(bundle)
 	if err != nil {
@@ -68,12 +69,12 @@ func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *con
 	}
 	spec, err := specconv.Parse(data)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("config.json: %w", err)
+		return "", nil, nil, libcontainer.ConfigError(err)
 	}
 	opts.Bundle = abs
 	cfg, warnings, err := specconv.Convert(spec, opts)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("config.json: %w", err)
+		return "", nil, nil, libcontainer.ConfigError(err)
 	}
 	for _, w := range warnings {
 		logrus.Warn("config.json: " + w)

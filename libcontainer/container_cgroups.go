@@ -25,7 +25,7 @@ const killTimeout = 10 * time.Second
 func newCgroups(cfg *configs.Config, id string) (*cgroup.Manager, error) {
 	m, err := cgroup.New(cfg.CgroupConfig(), id)
 	if err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
+		return nil, ConfigError(err)
 	}
 	return m, nil
 }
@@ -59,11 +59,11 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 	unprivileged := r.Cgroups && r.Caller.Unprivileged()
 	apply := m.Set
 	if unprivileged {
-		apply = m.Update
+		apply = m.SetLimits
 	}
 	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
 		if err := apply(&cfg.CgroupConfig().Resources); err != nil {
-			return fmt.Errorf("config.json: %w", err)
+			return ConfigError(err)
 		}
 		return nil
 	})}
@@ -159,7 +159,8 @@ func (c *Container) Update(r configs.Resources) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Update(&r); err != nil {
+	prev := c.Resources()
+	if err := m.Update(&prev, &r); err != nil {
 		return err
 	}
 	if c.State.Config != nil {

@@ -3,6 +3,7 @@ package libcontainer
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,8 +24,9 @@ func ParseSubCgroups(values []string) (map[string]string, error) {
 		if !ok {
 			ctrls, sub = "", v
 		}
-		if sub == "" || filepath.IsAbs(sub) || sub != filepath.Clean(sub) || strings.HasPrefix(sub, "..") {
-			return nil, fmt.Errorf("--cgroup %q: want a path below the container's cgroup, as SUB or CONTROLLER:SUB", v)
+		sub, ok = subPath(sub)
+		if !ok {
+			return nil, fmt.Errorf("--cgroup %q: bad sub cgroup path: it leads out of the container's cgroup (want SUB or CONTROLLER:SUB below it)", v)
 		}
 		for _, c := range strings.Split(ctrls, ",") {
 			if _, dup := subs[c]; dup {
@@ -34,6 +36,18 @@ func ParseSubCgroups(values []string) (map[string]string, error) {
 		}
 	}
 	return subs, nil
+}
+
+// subPath is sub as runc takes it, joined to the container's cgroup
+// (path.Join(base, sub)) and made relative to it again: "" for the
+// cgroup itself; ok is false when it leads out of it.
+func subPath(sub string) (string, bool) {
+	const base = "/cgroup"
+	p := path.Join(base, sub)
+	if p == base {
+		return "", true
+	}
+	return strings.CutPrefix(p, base+"/")
 }
 
 // joinSubCgroups moves pid into the container's cgroups, then into the

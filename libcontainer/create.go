@@ -51,11 +51,11 @@ func Create(o CreateOpts) (*Container, error) {
 		return nil, err
 	}
 	if err := configs.Validate(o.Config); err != nil {
-		return nil, err
+		return nil, ConfigError(err)
 	}
 	network, err := cni.ForConfig(o.Config)
 	if err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
+		return nil, ConfigError(err)
 	}
 	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)

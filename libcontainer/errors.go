@@ -15,4 +15,15 @@ var (
 	ErrNotPaused  = errors.New("container not paused")
 )
 
+// ErrInvalidConfig is in every refusal of a config (runc's key phrase,
+// which scripts look for); ConfigError puts it in front.
+var ErrInvalidConfig = errors.New("invalid configuration")
+
+// ConfigError is err, a refusal of config.json (its text names the field
+// and the value), as husk words it: "invalid configuration: config.json:
+// linux.namespaces[2].type: unknown "netwrk"".
+func ConfigError(err error) error {
+	return fmt.Errorf("%w: config.json: %w", ErrInvalidConfig, err)
+}
+
 func notExist(id string) error { return fmt.Errorf("container %s %w", id, ErrNotExist) }

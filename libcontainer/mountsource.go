@@ -9,6 +9,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +36,7 @@ func openMountSource(pid int, cfg *configs.Config, payload []byte) (int, error) 
 	}
 	// init names the mount in front of what goes wrong here.
 	m := cfg.Mounts[i]
-	fd, err := openSourceIn(pid, m)
+	fd, err := openSourceIn(pid, cfg, m)
 	if err != nil {
 		return -1, fmt.Errorf("open the source outside the container: %w", err)
 	}
@@ -49,25 +50,26 @@ func openMountSource(pid int, cfg *configs.Config, payload []byte) (int, error) 
 	return fd, nil
 }
 
-// openSourceIn opens m.Source from init's mount namespace: an O_PATH fd
-// for a plain bind, which init binds through /proc/self/fd; for an
-// idmapped one a detached copy of the mount tree (open_tree), which init
-// attaches with move_mount once it is idmapped.
-func openSourceIn(pid int, m *configs.Mount) (int, error) {
+// openSourceIn opens m.Source from init's mount namespace, resolved as
+// rootfs.OpenSource resolves it (inside the rootfs when it lies there):
+// an O_PATH fd for a plain bind, which init binds through /proc/self/fd;
+// for an idmapped one a detached copy of the mount tree (open_tree),
+// which init attaches with move_mount once it is idmapped.
+func openSourceIn(pid int, cfg *configs.Config, m *configs.Mount) (int, error) {
 	fd := -1
 	err := inMountNamespace(pid, func() error {
 		var err error
-		if m.IDMap == nil {
-			if fd, err = unix.Open(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
-				return &os.PathError{Op: "open", Path: m.Source, Err: err}
-			}
-			return nil
+		if fd, err = rootfs.OpenSource(cfg.Rootfs, m.Source); err != nil || m.IDMap == nil {
+			return err
 		}
-		flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC
+		flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH
 		if m.Flags&unix.MS_REC != 0 {
 			flags |= unix.AT_RECURSIVE
 		}
-		if fd, err = unix.OpenTree(unix.AT_FDCWD, m.Source, uint(flags)); err != nil {
+		tree, err := unix.OpenTree(fd, "", uint(flags))
+		unix.Close(fd)
+		fd = tree
+		if err != nil {
 			return &os.PathError{Op: "open_tree", Path: m.Source, Err: err}
 		}
 		return nil

@@ -59,7 +59,7 @@ func (r Rootless) mapWriter(cfg *configs.Config) (*rootless.MapWriter, error) {
 		}
 		helper[i], err = rootless.CheckMappings(f.field, f.maps, rootless.IDSource{Own: uint32(f.own), File: f.file, Ranges: ranges})
 		if err != nil {
-			return nil, fmt.Errorf("config.json: %w", err)
+			return nil, ConfigError(err)
 		}
 	}
 	w.Helper = helper[0] || helper[1]
@@ -77,7 +77,7 @@ func (r Rootless) withRootlessEUID(cfg *configs.Config) (*configs.Config, error)
 	}
 	for i, m := range cfg.Mounts {
 		if m.IDMap != nil {
-			return nil, fmt.Errorf("config.json: mounts[%d] (%s): idmapped mounts need husk to run as root (rootless)", i, m.Destination)
+			return nil, ConfigError(fmt.Errorf("mounts[%d] (%s): idmapped mounts need husk to run as root (rootless)", i, m.Destination))
 		}
 	}
 	out := *cfg
@@ -131,7 +131,7 @@ func (r Rootless) cgroups(cfg *configs.Config, id string) (*cgroup.Manager, erro
 	slices.Sort(dirs)
 	plan, note, err := rootless.PlanCgroups(dirs, rootless.Writable, r.LimitField, r.CgroupsPath)
 	if err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
+		return nil, ConfigError(err)
 	}
 	if plan == rootless.SkipCgroups {
 		logrus.Debug(note)

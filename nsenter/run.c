@@ -185,22 +185,36 @@ static void take_over(int root, int slave)
 	close(slave);
 }
 
-/* Blocks opening exec.fifo until `husk start` opens it, then says go. */
-static void wait_for_start(struct husk_launch *l)
+/* The directory to reopen exec.fifo through, opened before take_over:
+ * after a pivot_root it is the container's /proc already; after a chroot
+ * without a mount namespace the new root may have no /proc at all, so
+ * the runtime's is kept, close-on-exec, until the fifo is open.
+ * -1 when there is no fifo (an exec). */
+static int open_fifo_dir(void)
 {
-	char path[64];
+	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
+		return -1;
+	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Blocks opening exec.fifo until `husk start` opens it, then says go. */
+static void wait_for_start(struct husk_launch *l, int dir)
+{
+	char name[16];
 	int fd = husk_env_fd(HUSK_ENV_FIFOFD), fifo;
 
 	if (fd < 0)
 		return;
 	/* Reopen through /proc: the O_PATH fd was opened on the host side. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	fifo = open(path, O_WRONLY | O_CLOEXEC);
+	snprintf(name, sizeof(name), "%d", fd);
+	fifo = dir < 0 ? (errno = ENOENT, -1) : openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fifo < 0 || write(fifo, "0", 1) != 1) {
-		husk_launch_errf(l, "exec.fifo: %s %s: %s", fifo < 0 ? "open" : "write", path, husk_errtext(errno));
+		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", name,
+				 husk_errtext(errno));
 		dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 		_exit(1);
 	}
+	close(dir);
 }
 
 /* Our pid in the runtime's pid namespace, from its /proc (for the
@@ -218,7 +232,7 @@ static pid_t host_pid(void)
 
 void husk_run_init(struct husk_launch *l)
 {
-	int ch[2], root, slave, st;
+	int ch[2], root, slave, st, fifo_dir;
 	pid_t go, self;
 
 	/* Our cwd is the caller's: pivot_root moves only what is at the old
@@ -239,6 +253,7 @@ void husk_run_init(struct husk_launch *l)
 	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		_exit(1); /* Go init sent the parent its error */
 	close(ch[0]);
+	fifo_dir = open_fifo_dir();
 	take_over(root, slave);
 	husk_mark("handover");
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
@@ -249,7 +264,7 @@ void husk_run_init(struct husk_launch *l)
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		_exit(1);
 	close(husk_initpipe);
-	wait_for_start(l);
+	wait_for_start(l, fifo_dir);
 	husk_mark("execve");
 	husk_launch_exec(l);
 	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);

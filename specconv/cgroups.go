@@ -32,7 +32,7 @@ func (c *converter) cgroups() error {
 			cg.SystemdProps, err = systemdProperties(c.spec.Annotations)
 		}
 	} else {
-		cg.Path, err = cgroupsPath(l.CgroupsPath)
+		cg.Path, err = c.cgroupsPath(l.CgroupsPath)
 	}
 	if err != nil {
 		return err
@@ -89,14 +89,22 @@ func UpdateResources(cur configs.Resources, r *specs.LinuxResources) (configs.Re
 const res = "linux.resources."
 
 // cgroupsPath checks linux.cgroupsPath for the cgroupfs driver: absolute,
-// or relative to husk's own cgroup, never the systemd "slice:prefix:name"
-// form. This is the one check of the path; the cgroup package trusts it.
-func cgroupsPath(p string) (string, error) {
+// or relative to husk's own cgroup. This is the one check of the path; the
+// cgroup package trusts it.
+//
+// The systemd form "slice:prefix:name" without --systemd-cgroup is what
+// containerd writes when a pod's cgroup parent is a .slice name and its
+// runtime's SystemdCgroup is false (critest does, and so does a node whose
+// kubelet and containerd disagree on the driver). runc's cgroupfs driver
+// takes the string as a relative path, one directory named after it
+// under runc's own cgroup, and so does husk, with a warning that names
+// the mismatch.
+func (c *converter) cgroupsPath(p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
-	if !path.IsAbs(p) && strings.Count(p, ":") == 2 {
-		return "", fieldErrorf("linux.cgroupsPath", "%q is the systemd slice:prefix:name form, for --systemd-cgroup; without it husk manages cgroups itself (cgroupfs): give a path such as /husk/<id>", p)
+	if !path.IsAbs(p) && strings.Count(p, ":") == 2 && !strings.Contains(p, "/") {
+		c.warn("linux.cgroupsPath", fmt.Sprintf("%q is the systemd slice:prefix:name form, but the cgroupfs driver is in use (no --systemd-cgroup): taken as a path relative to husk's own cgroup, as runc does", p))
 	}
 	clean := path.Clean(p)
 	switch {

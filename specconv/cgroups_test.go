@@ -102,13 +102,48 @@ func TestCgroupsConvert(t *testing.T) {
 	}
 }
 
+// TestCgroupsSliceFormWithoutSystemd: containerd writes "slice:prefix:name"
+// whenever a pod's cgroup parent is a .slice, even with SystemdCgroup =
+// false; runc's cgroupfs driver takes it as a relative path, and so does
+// husk, warning about the mismatch. Only that form warns.
+func TestCgroupsSliceFormWithoutSystemd(t *testing.T) {
+	for _, tc := range []struct {
+		path, want string
+		warns      bool
+	}{
+		{"test.slice:cri-containerd:abc", "test.slice:cri-containerd:abc", true},
+		{":husk:c1", ":husk:c1", true},
+		// Still one directory under husk's own cgroup: no part is "..".
+		{"..:x:y", "..:x:y", true},
+		{"::", "::", true},
+		{"a:b", "a:b", false},
+		{"pods/a:b:c", "pods/a:b:c", false},
+		{"/test.slice:cri-containerd:abc", "/test.slice:cri-containerd:abc", false},
+	} {
+		c, warnings, err := Convert(withSpec(func(s *specs.Spec) { s.Linux.CgroupsPath = tc.path }), Options{Bundle: bundle})
+		if err != nil {
+			t.Errorf("%q: %v", tc.path, err)
+			continue
+		}
+		if c.Cgroup == nil || c.Cgroup.Path != tc.want || c.Cgroup.Systemd {
+			t.Errorf("%q: cgroup %+v, want the cgroupfs path %q", tc.path, c.Cgroup, tc.want)
+		}
+		want := []string(nil)
+		if tc.warns {
+			want = []string{`linux.cgroupsPath: "` + tc.path + `" is the systemd slice:prefix:name form, but the cgroupfs driver is in use (no --systemd-cgroup): taken as a path relative to husk's own cgroup, as runc does`}
+		}
+		if !reflect.DeepEqual(warnings, want) {
+			t.Errorf("%q: warnings %q, want %q", tc.path, warnings, want)
+		}
+	}
+}
+
 func TestCgroupsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		want string
 		path string
 		r    *specs.LinuxResources
 	}{
-		{`linux.cgroupsPath: "system.slice:husk:c1" is the systemd slice:prefix:name form`, "system.slice:husk:c1", nil},
 		{`linux.cgroupsPath: "/" is the root cgroup`, "/", nil},
 		{`linux.cgroupsPath: "../x" leaves husk's own cgroup`, "../x", nil},
 		{`linux.resources.devices[0].type: unknown "p"`, "", &specs.LinuxResources{Devices: []specs.LinuxDeviceCgroup{{Type: "p"}}}},

@@ -6,7 +6,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 )
 
 // maxIDMapLines is the kernel's limit on the lines of one uid_map or
@@ -36,10 +35,10 @@ func (c *converter) mountIDMap(field string, m specs.Mount, mnt *configs.Mount, 
 	if !mnt.IsBind() {
 		return fieldErrorf(where, "an idmapped mount must be a bind mount: the kernel cannot idmap a new %q mount from here", m.Type)
 	}
-	idmap := &configs.MountIDMap{Recursive: mnt.Flags&unix.MS_REC != 0}
-	if opt != nil {
-		idmap.Recursive = opt.recursive
-	}
+	// As runc: only "ridmap" maps the submounts of an rbind; mappings
+	// alone, or with "idmap", map its top mount, and the submounts keep
+	// their own ids.
+	idmap := &configs.MountIDMap{Recursive: opt != nil && opt.recursive}
 	if explicit {
 		if len(m.UIDMappings) == 0 || len(m.GIDMappings) == 0 {
 			return fieldErrorf(field+".uidMappings", "uidMappings and gidMappings go together: both or neither")

@@ -143,8 +143,10 @@ func (c *converter) sysctl() error {
 
 // hostMountNamespace checks a container that shares the host's mount
 // namespace, as runc allows: nothing can be mounted, masked or made
-// read-only for it alone. Like runc, husk refuses the masks and read-only
-// paths it could not apply, and ignores the mounts and root.readonly.
+// read-only for it alone (init only chroots into root.path). Like runc,
+// husk refuses the masks and read-only paths it could not apply, and
+// ignores the mounts and root.readonly (runc would make them on the
+// host's tree).
 func (c *converter) hostMountNamespace() error {
 	l := c.spec.Linux
 	if len(l.MaskedPaths) > 0 {

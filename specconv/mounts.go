@@ -136,7 +136,7 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 	}
 	mnt := &configs.Mount{
 		Source:      m.Source,
-		Destination: filepath.Clean("/" + m.Destination),
+		Destination: inRootfs(c.cfg.Rootfs, m.Destination),
 		Device:      m.Type,
 	}
 	var data []string
@@ -189,6 +189,18 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 		return mnt, c.bindMount(field, mnt)
 	}
 	return mnt, nil
+}
+
+// inRootfs is the container path of a mount destination: dest cleaned and
+// made absolute, and, when it names a place under the rootfs by its host
+// path (root.path), that place, as runc takes it ("$ROOTFS/mnt/x" is
+// "/mnt/x").
+func inRootfs(rootfs, dest string) string {
+	p := filepath.Clean("/" + dest)
+	if in, ok := configs.UnderRoot(rootfs, p); ok {
+		return in
+	}
+	return p
 }
 
 // bindMount finishes a bind mount: its type is "bind", whatever config.json

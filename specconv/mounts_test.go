@@ -77,7 +77,9 @@ func TestMountIDMap(t *testing.T) {
 	}{
 		{"explicit, bind", false, specs.Mount{Options: []string{"bind"}, UIDMappings: uid, GIDMappings: uid},
 			configs.MountIDMap{UIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, GIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}}},
-		{"explicit, rbind is recursive", false, specs.Mount{Options: []string{"rbind"}, UIDMappings: uid, GIDMappings: uid},
+		{"explicit on rbind is not recursive", false, specs.Mount{Options: []string{"rbind"}, UIDMappings: uid, GIDMappings: uid},
+			configs.MountIDMap{UIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, GIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}}},
+		{"explicit with ridmap", false, specs.Mount{Options: []string{"rbind", "ridmap"}, UIDMappings: uid, GIDMappings: uid},
 			configs.MountIDMap{UIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, GIDMappings: []configs.IDMap{{HostID: 100000, Size: 65536}}, Recursive: true}},
 		{"idmap on rbind is not recursive", true, specs.Mount{Options: []string{"rbind", "idmap"}}, configs.MountIDMap{}},
 		{"ridmap", true, specs.Mount{Options: []string{"bind", "ridmap"}}, configs.MountIDMap{Recursive: true}},

@@ -80,7 +80,7 @@ func TestV2FakeSet(t *testing.T) {
 		Rdma:                       map[string]cgroups.LinuxRdma{"mlx5_0": {HcaHandles: u32(3), HcaObjects: u32(7)}},
 		Unified:                    map[string]string{"memory.high": "30000000", "misc.max": "sev 2"},
 	}
-	if err := m.Update(r); err != nil {
+	if err := m.SetLimits(r); err != nil {
 		t.Fatal(err)
 	}
 	for file, want := range map[string]string{
@@ -108,11 +108,14 @@ func TestV2FakeSet(t *testing.T) {
 
 // An idle group's weight is the kernel's: cpu.weight is left alone while
 // cpu.idle is 1 (the kernel refuses it), and written when it goes to 0.
+// An update writes only what changes: idle again on an idle group, or a
+// new weight while idle, writes nothing.
 func TestV2FakeIdleWeight(t *testing.T) {
 	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "cpu"})
 	m := fakeV2(t, dir, "cpu")
 	one, zero := int64(1), int64(0)
-	if err := m.Update(&configs.Resources{CpuShares: 512, CPUIdle: &one}); err != nil {
+	idle := &configs.Resources{CpuShares: 512, CPUIdle: &one}
+	if err := m.Set(idle); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cpu.weight")); !os.IsNotExist(err) {
@@ -121,11 +124,58 @@ func TestV2FakeIdleWeight(t *testing.T) {
 	if got := readFile(t, dir, "cpu.idle"); got != "1" {
 		t.Errorf("cpu.idle = %q, want 1", got)
 	}
-	if err := m.Update(&configs.Resources{CpuShares: 512, CPUIdle: &zero}); err != nil {
+	// The kernel would refuse these writes: make them fail.
+	for _, f := range []string{"cpu.idle", "cpu.weight"} {
+		os.Remove(filepath.Join(dir, f))
+		if err := os.Mkdir(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quota := &configs.Resources{CpuShares: 512, CPUIdle: &one, CpuQuota: 1000}
+	if err := m.Update(idle, quota); err != nil {
+		t.Errorf("update of the quota alone: %v", err)
+	}
+	if err := m.Update(idle, &configs.Resources{CpuShares: 512, CPUIdle: &one}); err != nil {
+		t.Errorf("cpu.idle 1 again: %v", err)
+	}
+	if err := m.Update(idle, &configs.Resources{CpuShares: 256, CPUIdle: &one}); err == nil || !strings.Contains(err.Error(), "cpu.idle") {
+		t.Errorf("a new weight while idle: %v, want a failure writing cpu.idle alone", err)
+	}
+	for _, f := range []string{"cpu.idle", "cpu.weight"} {
+		os.Remove(filepath.Join(dir, f))
+	}
+	if err := m.Update(idle, &configs.Resources{CpuShares: 512, CPUIdle: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, dir, "cpu.weight"); got != "59" {
 		t.Errorf("cpu.weight = %q, want 59", got)
+	}
+}
+
+// Update leaves a group alone when its settings are prev's, and writes a
+// group whole when one of them changes (cpu.max: quota and period).
+func TestV2FakeUpdateWritesWhatChanges(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{"cgroup.controllers": "cpu memory pids", "memory.swap.max": "max"})
+	m := fakeV2(t, dir, "cpu", "memory", "pids")
+	pids := int64(20)
+	prev := &configs.Resources{Memory: 32 << 20, CpuQuota: 50000, CpuPeriod: 100000, PidsLimit: &pids,
+		Unified: map[string]string{"memory.high": "30000000"}}
+	next := *prev
+	next.CpuPeriod = 200000
+	next.Unified = map[string]string{"memory.high": "30000000", "pids.max": "30"}
+	if err := m.Update(prev, &next); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"memory.max", "memory.high"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s written, its value did not change: %v", f, err)
+		}
+	}
+	if got := readFile(t, dir, "cpu.max"); got != "50000 200000" {
+		t.Errorf("cpu.max = %q, want the quota with the new period", got)
+	}
+	if got := readFile(t, dir, "pids.max"); got != "30" {
+		t.Errorf("pids.max = %q, want the changed unified key", got)
 	}
 }
 
@@ -150,7 +200,7 @@ func TestV2FakeDevicesHook(t *testing.T) {
 		t.Fatalf("hook got %+v", got)
 	}
 	got = nil
-	if err := m.Update(&configs.Resources{Devices: configs.DefaultDeviceRules()}); err != nil {
+	if err := m.Update(&configs.Resources{}, &configs.Resources{Devices: configs.DefaultDeviceRules()}); err != nil {
 		t.Fatal(err)
 	}
 	if got != nil && !got.SkipDevices {
@@ -174,7 +224,7 @@ func TestV2FakeRefusals(t *testing.T) {
 		{configs.Resources{BlkioWeight: 100}, []string{"linux.resources.blockIO.weight", "100", "io controller"}},
 		{configs.Resources{Unified: map[string]string{"a/b": "1"}}, []string{`linux.resources.unified["a/b"]`}},
 	} {
-		err := m.Update(&tc.r)
+		err := m.SetLimits(&tc.r)
 		if err == nil {
 			t.Errorf("%+v accepted", tc.r)
 			continue
@@ -196,7 +246,7 @@ func TestExplainNamesTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := int64(20)
-	err := m.Update(&configs.Resources{PidsLimit: &limit})
+	err := m.SetLimits(&configs.Resources{PidsLimit: &limit})
 	if err == nil || !strings.Contains(err.Error(), "linux.resources.pids.limit") || !strings.Contains(err.Error(), "20") {
 		t.Errorf("error %v: want the field and the value", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/cgroups"
+	devcfg "github.com/opencontainers/cgroups/devices/config"
 )
 
 // Tests on this host's real cgroups. They need root and skip otherwise.
@@ -180,7 +181,7 @@ func TestManagerOnHost(t *testing.T) {
 	}
 
 	up := &configs.Resources{Memory: 128 << 20, PidsLimit: &limit}
-	if err := m.Update(up); err != nil {
+	if err := m.Update(r, up); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := m.Stats(); st.Memory.Usage.Limit != 128<<20 {
@@ -227,7 +228,7 @@ func TestUnavailableControllers(t *testing.T) {
 		if tc.need != "" && (m.hasV1(tc.need) || m.unified[tc.need]) {
 			continue // the host has it
 		}
-		_, _, _, err := m.route(&tc.r)
+		_, _, _, err := m.route(&tc.r, nil)
 		if err == nil {
 			t.Errorf("%+v accepted", tc.r)
 			continue
@@ -308,5 +309,48 @@ func TestV2ManagerOnUnified(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s still there: %v", dir, err)
+	}
+}
+
+// On cgroup v1 the device rules land in the listed order: devices.list
+// starts with the config's first rule, husk's defaults follow (runc's
+// place for them), and a later rule changes an earlier one in place.
+func TestDeviceRulesInOrderV1(t *testing.T) {
+	needRoot(t)
+	if HostLayout() == V2 {
+		t.Skip("no v1 devices controller on this host (cgroup v2)")
+	}
+	id := fmt.Sprintf("husk-unit-dev-%d", os.Getpid())
+	m, err := New(&configs.Cgroup{Path: "/husk-unit/" + id}, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Create(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Destroy()
+		for _, p := range m.Paths() {
+			os.Remove(filepath.Dir(p))
+		}
+	})
+	rule := func(typ rune, major, minor int64, access string, allow bool) *configs.DeviceRule {
+		return &configs.DeviceRule{Type: devcfg.Type(typ), Major: major, Minor: minor, Permissions: devcfg.Permissions(access), Allow: allow}
+	}
+	rules := append([]*configs.DeviceRule{rule('c', 10, 229, "rwm", true), rule('c', 10, 229, "w", false)},
+		configs.DefaultDeviceRules()...)
+	if err := m.Set(&configs.Resources{Devices: rules}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(m.Paths()["devices"], "devices.list"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "c 10:229 rm\n"
+	for _, r := range configs.DefaultDeviceRules() {
+		want += r.CgroupString() + "\n"
+	}
+	if string(data) != want {
+		t.Errorf("devices.list:\n%s\nwant:\n%s", data, want)
 	}
 }

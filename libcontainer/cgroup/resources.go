@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +21,13 @@ func (m *Manager) Set(r *configs.Resources) error {
 	if err := m.setKernelTCP(); err != nil {
 		return err
 	}
-	return m.set(r, false)
+	return m.set(r, nil, false)
+}
+
+// SetLimits applies r but its device rules: at create time, for a caller
+// without root on the host, who cannot write them.
+func (m *Manager) SetLimits(r *configs.Resources) error {
+	return m.set(r, nil, true)
 }
 
 // setKernelTCP writes memory.kernelTCP to v1's
@@ -45,26 +52,35 @@ func (m *Manager) setKernelTCP() error {
 	return nil
 }
 
-// Update applies r to a running container. Device rules are left as they
-// are (as runc's update does): rewriting them would briefly deny devices
-// the container has open.
-func (m *Manager) Update(r *configs.Resources) error {
-	return m.set(r, true)
+// Update changes a running container's limits from prev, those it has,
+// to r. Only what changes is written (a setting whose value stays is not
+// written again: cpu.shares of an idle group, for one, would be refused),
+// each with what the kernel takes with it (see groups). Device rules are
+// left as they are (as runc's update does): rewriting them would briefly
+// deny devices the container has open.
+func (m *Manager) Update(prev, r *configs.Resources) error {
+	return m.set(r, prev, true)
 }
 
-func (m *Manager) set(r *configs.Resources, skipDevices bool) error {
-	v1res, v2res, v2used, err := m.route(r)
+// set applies r; with prev, only the groups of settings that differ from
+// prev's.
+func (m *Manager) set(r, prev *configs.Resources, skipDevices bool) error {
+	v1res, v2res, v2used, err := m.route(r, prev)
 	if err != nil {
 		return err
 	}
 	if v2res.CpuShares != 0 { // fs2 leaves the conversion to its caller
 		v2res.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(v2res.CpuShares)
 	}
+	dropIdleWeight(v1res)
 	dropIdleWeight(v2res)
 	v1res.SkipDevices = v1res.SkipDevices || skipDevices
 	v2res.SkipDevices = v2res.SkipDevices || skipDevices
 	if err := m.leaveIdle(v1res); err != nil {
 		return explain(r, err)
+	}
+	if err := m.writeDeviceRules(v1res); err != nil {
+		return err
 	}
 	if m.v1 != nil {
 		if err := m.v1.Set(v1res); err != nil {
@@ -111,6 +127,27 @@ func (g group) first(r *configs.Resources) (string, any) {
 	return "", nil
 }
 
+// same reports whether a and b have the same settings of g.
+func (g group) same(a, b *configs.Resources) bool {
+	return reflect.DeepEqual(g.fields(a), g.fields(b))
+}
+
+// changedUnified is r with only the linux.resources.unified keys whose
+// value is not prev's (all of them without prev).
+func changedUnified(r, prev *configs.Resources) *configs.Resources {
+	if prev == nil || len(r.Unified) == 0 {
+		return r
+	}
+	out := *r
+	out.Unified = map[string]string{}
+	for k, v := range r.Unified {
+		if old, ok := prev.Unified[k]; !ok || old != v {
+			out.Unified[k] = v
+		}
+	}
+	return &out
+}
+
 // valueOf is the value of field (under linux.resources) in r.
 func valueOf(r *configs.Resources, field string) (any, bool) {
 	for _, g := range groups {
@@ -142,16 +179,23 @@ var groups = []group{
 	{"memory", "", func(r *configs.Resources) []field {
 		return []field{{r.OomKillDisable, "memory.disableOOMKiller", true}}
 	}, func(d, r *configs.Resources) { d.OomKillDisable = r.OomKillDisable }},
+	// The weight and cpu.idle go together: leaving idle resets the
+	// weight, which is then written again.
 	{"cpu", "cpu", func(r *configs.Resources) []field {
 		return []field{
 			{r.CpuShares != 0, "cpu.shares", r.CpuShares},
+			{r.CPUIdle != nil, "cpu.idle", deref(r.CPUIdle)},
+		}
+	}, func(d, r *configs.Resources) { d.CpuShares, d.CPUIdle = r.CpuShares, r.CPUIdle }},
+	// v2's cpu.max holds the quota and the period together.
+	{"cpu", "cpu", func(r *configs.Resources) []field {
+		return []field{
 			{r.CpuQuota != 0, "cpu.quota", r.CpuQuota},
 			{r.CpuPeriod != 0, "cpu.period", r.CpuPeriod},
 			{r.CpuBurst != nil, "cpu.burst", deref(r.CpuBurst)},
-			{r.CPUIdle != nil, "cpu.idle", deref(r.CPUIdle)},
 		}
 	}, func(d, r *configs.Resources) {
-		d.CpuShares, d.CpuQuota, d.CpuPeriod, d.CpuBurst, d.CPUIdle = r.CpuShares, r.CpuQuota, r.CpuPeriod, r.CpuBurst, r.CPUIdle
+		d.CpuQuota, d.CpuPeriod, d.CpuBurst = r.CpuQuota, r.CpuPeriod, r.CpuBurst
 	}},
 	{"cpu", "", func(r *configs.Resources) []field {
 		return []field{
@@ -211,13 +255,14 @@ func deref[T any](p *T) any {
 }
 
 // route splits r between the v1 hierarchies and the unified one, by
-// which has each controller, and refuses what neither has. v2used says
-// whether the unified part has anything to write.
-func (m *Manager) route(r *configs.Resources) (v1res, v2res *cgroups.Resources, v2used bool, err error) {
+// which has each controller, and refuses what neither has; with prev, it
+// leaves out the groups whose settings are prev's. v2used says whether
+// the unified part has anything to write.
+func (m *Manager) route(r, prev *configs.Resources) (v1res, v2res *cgroups.Resources, v2used bool, err error) {
 	v1res, v2res = &cgroups.Resources{}, &cgroups.Resources{}
 	for _, g := range groups {
 		field, value := g.first(r)
-		if field == "" {
+		if field == "" || (prev != nil && g.same(prev, r)) {
 			continue
 		}
 		dst, err := m.place(g, field, value)
@@ -234,7 +279,7 @@ func (m *Manager) route(r *configs.Resources) (v1res, v2res *cgroups.Resources, 
 	if err := checkHugepages(r); err != nil {
 		return nil, nil, false, err
 	}
-	if err := m.routeUnified(r, v2res); err != nil {
+	if err := m.routeUnified(changedUnified(r, prev), v2res); err != nil {
 		return nil, nil, false, err
 	}
 	v2used = v2used || len(v2res.Unified) > 0
@@ -315,17 +360,17 @@ func (m *Manager) leaveIdle(v1res *cgroups.Resources) error {
 	return cgroups.WriteFile(dir, "cpu.idle", "0")
 }
 
-// dropIdleWeight leaves cpu.weight alone while cpu.idle is 1 on v2: the
-// kernel fixes an idle group's weight, refuses a cpu.weight write while
-// the group is idle (EINVAL), and resets the weight when cpu.idle goes
-// back to 0. The weight from cpu.shares is written by the update that
-// turns cpu.idle to 0 (update keeps the container's other limits).
-func dropIdleWeight(v2res *cgroups.Resources) {
-	if v2res.CPUIdle == nil || *v2res.CPUIdle != 1 || v2res.CpuWeight == 0 {
+// dropIdleWeight writes no weight (v1's cpu.shares, v2's cpu.weight)
+// while cpu.idle is 1: the kernel fixes an idle group's weight and
+// refuses a write to it (EINVAL), and resets the weight when cpu.idle
+// goes back to 0. The weight from cpu.shares is written by the update
+// that turns cpu.idle to 0 (update keeps the container's other limits).
+func dropIdleWeight(r *cgroups.Resources) {
+	if r.CPUIdle == nil || *r.CPUIdle != 1 || (r.CpuShares == 0 && r.CpuWeight == 0) {
 		return
 	}
-	logrus.Debugf("%scpu.shares: %d: not written while cpu.idle is 1 (an idle group's weight is the kernel's)", res, v2res.CpuShares)
-	v2res.CpuWeight = 0
+	logrus.Debugf("%scpu.shares: %d: not written while cpu.idle is 1 (an idle group's weight is the kernel's)", res, r.CpuShares)
+	r.CpuShares, r.CpuWeight = 0, 0
 }
 
 // checkWeightDevice refuses blockIO.weightDevice on v2 where the kernel

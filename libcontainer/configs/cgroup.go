@@ -55,8 +55,11 @@ type DeviceRule = devcfg.Rule
 const Wildcard int64 = devcfg.Wildcard
 
 // DefaultDeviceRules are appended after the rules of linux.resources, as
-// runc does: mknod of any node (opening it is another matter), the OCI
-// default devices, the pty devices and /dev/net/tun.
+// runc does, and are runc's (its AllowedDevices), in runc's order: mknod
+// of any node (opening it is another matter), the OCI default devices,
+// the pty devices and /dev/net/tun. Not /dev/console (5:1): the
+// container's console is its pty, and a node it made as 5:1 would be the
+// host's console.
 func DefaultDeviceRules() []*DeviceRule {
 	rw := func(major, minor int64) *DeviceRule {
 		return &DeviceRule{Type: devcfg.CharDevice, Major: major, Minor: minor, Permissions: "rwm", Allow: true}
@@ -65,14 +68,13 @@ func DefaultDeviceRules() []*DeviceRule {
 		{Type: devcfg.CharDevice, Major: Wildcard, Minor: Wildcard, Permissions: "m", Allow: true},
 		{Type: devcfg.BlockDevice, Major: Wildcard, Minor: Wildcard, Permissions: "m", Allow: true},
 		rw(1, 3),          // /dev/null
-		rw(1, 5),          // /dev/zero
-		rw(1, 7),          // /dev/full
 		rw(1, 8),          // /dev/random
-		rw(1, 9),          // /dev/urandom
+		rw(1, 7),          // /dev/full
 		rw(5, 0),          // /dev/tty
-		rw(5, 1),          // /dev/console
-		rw(5, 2),          // /dev/ptmx
+		rw(1, 5),          // /dev/zero
+		rw(1, 9),          // /dev/urandom
 		rw(136, Wildcard), // /dev/pts/*
+		rw(5, 2),          // /dev/ptmx
 		rw(10, 200),       // /dev/net/tun
 	}
 }

@@ -3,40 +3,35 @@ package rootfs
 import (
 	"errors"
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
 
-// lockable are the per-mount flags the kernel locks on the mounts a user
-// namespace inherits: a remount that would drop them fails with EPERM.
-const lockable = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
-
-// atimeFlags are the atime modes; asking one replaces the source's mode.
+// atimeFlags are the atime modes (and nodiratime); asking one replaces
+// the source's.
 const atimeFlags = unix.MS_NOATIME | unix.MS_RELATIME | unix.MS_STRICTATIME | unix.MS_NODIRATIME
+
+// lockable are the per-mount flags the kernel locks on the mounts a user
+// namespace inherits (MNT_LOCK_*), the atime ones too: a remount that
+// would drop or change them fails with EPERM.
+const lockable = unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | atimeFlags
 
 // bindFlags are the flags of the bind itself; the rest need a remount.
 const bindFlags = unix.MS_BIND | unix.MS_REC | unix.MS_REMOUNT
 
-// bindMount binds m.Source (a host path) at m.Destination inside the rootfs:
-// onto a directory, or onto an empty file when the source is not one. The
-// bind ignores other flags, so a remount then applies them.
+// bindMount binds m.Source (a host path, opened by OpenSource) at
+// m.Destination inside the rootfs: onto a directory, or onto an empty
+// file when the source is not one. The bind ignores other flags, so a
+// remount then applies them.
 func bindMount(r *rootDir, m *configs.Mount) error {
-	fi, err := os.Stat(m.Source)
+	src, err := OpenSource(r.given, m.Source)
 	if err != nil {
 		return err
 	}
-	dst, err := r.open(m.Destination, destKind(fi.IsDir()))
-	if err != nil {
-		return err
-	}
-	err = mount(m.Source, dst.proc(), "", unix.MS_BIND|m.Flags&unix.MS_REC, "")
-	dst.close()
-	if err != nil {
-		return err
-	}
-	return finishBind(r, m)
+	defer closeFd(src)
+	return bindFd(r, m, src, false)
 }
 
 // bindOutside binds mounts[i], whose source the parent opened outside the
@@ -48,6 +43,12 @@ func bindOutside(r *rootDir, m *configs.Mount, i int) error {
 		return err
 	}
 	defer closeFd(src)
+	return bindFd(r, m, src, m.IDMap != nil)
+}
+
+// bindFd binds the source src at m.Destination: through /proc/self/fd,
+// or, for a detached mount tree (open_tree), attached with move_mount.
+func bindFd(r *rootDir, m *configs.Mount, src int, detached bool) error {
 	st, err := fstat(src)
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ func bindOutside(r *rootDir, m *configs.Mount, i int) error {
 	if err != nil {
 		return err
 	}
-	if m.IDMap != nil {
+	if detached {
 		err = moveMount(src, dst.fd)
 	} else {
 		err = mount(procFd(src), dst.proc(), "", unix.MS_BIND|m.Flags&unix.MS_REC, "")
@@ -91,9 +92,11 @@ func finishBind(r *rootDir, m *configs.Mount) error {
 
 // remountExact gives the bind mount at target exactly the per-mount flags
 // asked, as runc does: what was not asked is cleared, and an atime mode
-// asked replaces the source's. Only where the kernel refuses (EPERM: the
-// flags are locked, the source came from a more privileged mount
-// namespace) are the source's lockable flags kept, unless asked off.
+// asked replaces the source's. Where the kernel refuses (EPERM: the flags
+// are locked, the source came from a more privileged mount namespace),
+// the source's locked flags are kept where nothing was asked of them;
+// a locked flag asked off, or an atime mode asked that differs from the
+// locked one, cannot be honoured, and is an error, as in runc.
 func remountExact(target string, flags, cleared int) error {
 	want := flags &^ bindFlags
 	err := mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|want, "")
@@ -106,12 +109,12 @@ func remountExact(target string, flags, cleared int) error {
 	}
 	has := mountFlags(st.Flags)
 	if locked := has & lockable & cleared; locked != 0 {
-		return fmt.Errorf("flags %#x are locked on the source and cannot be cleared: %w", locked, err)
+		return fmt.Errorf("cannot clear flags locked on the source (%s): %w", flagNames(locked), err)
+	}
+	if asked := want & atimeFlags; asked != 0 && asked != has&atimeFlags {
+		return fmt.Errorf("cannot change the atime flags locked on the source (%s) to %s: %w", flagNames(has&atimeFlags), flagNames(asked), err)
 	}
 	want |= has & lockable
-	if want&atimeFlags != 0 && has&atimeFlags != want&atimeFlags {
-		want = want&^atimeFlags | has&atimeFlags // the atime mode is locked too
-	}
 	return wrapRemount(want, mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|want, ""))
 }
 
@@ -140,26 +143,48 @@ func remountBind(target string, flags, cleared int) error {
 // stNosymfollow is statfs's ST_NOSYMFOLLOW (x/sys lacks it).
 const stNosymfollow = 0x2000
 
-// mountFlags turns statfs's ST_* flags into the matching MS_* flags.
+// flagPairs are the per-mount flags statfs reports (ST_*) and their MS_*
+// names, as /proc/self/mountinfo spells them.
+var flagPairs = [...]struct {
+	st   int64
+	ms   int
+	name string
+}{
+	{unix.ST_RDONLY, unix.MS_RDONLY, "ro"},
+	{unix.ST_NOSUID, unix.MS_NOSUID, "nosuid"},
+	{unix.ST_NODEV, unix.MS_NODEV, "nodev"},
+	{unix.ST_NOEXEC, unix.MS_NOEXEC, "noexec"},
+	{unix.ST_NOATIME, unix.MS_NOATIME, "noatime"},
+	{unix.ST_NODIRATIME, unix.MS_NODIRATIME, "nodiratime"},
+	{unix.ST_RELATIME, unix.MS_RELATIME, "relatime"},
+	{stNosymfollow, unix.MS_NOSYMFOLLOW, "nosymfollow"},
+	{0, unix.MS_STRICTATIME, "strictatime"},
+}
+
+// mountFlags turns statfs's ST_* flags into the matching MS_* flags. A
+// mount with neither noatime nor relatime is strictatime, which statfs
+// cannot say (the kernel keeps no such flag): it is added, so an atime
+// mode compares whole.
 func mountFlags(st int64) int {
-	pairs := [...]struct {
-		st int64
-		ms int
-	}{
-		{unix.ST_RDONLY, unix.MS_RDONLY},
-		{unix.ST_NOSUID, unix.MS_NOSUID},
-		{unix.ST_NODEV, unix.MS_NODEV},
-		{unix.ST_NOEXEC, unix.MS_NOEXEC},
-		{unix.ST_NOATIME, unix.MS_NOATIME},
-		{unix.ST_NODIRATIME, unix.MS_NODIRATIME},
-		{unix.ST_RELATIME, unix.MS_RELATIME},
-		{stNosymfollow, unix.MS_NOSYMFOLLOW},
-	}
 	ms := 0
-	for _, p := range pairs {
-		if st&p.st != 0 {
+	for _, p := range flagPairs {
+		if p.st != 0 && st&p.st != 0 {
 			ms |= p.ms
 		}
 	}
+	if ms&(unix.MS_NOATIME|unix.MS_RELATIME) == 0 {
+		ms |= unix.MS_STRICTATIME
+	}
 	return ms
+}
+
+// flagNames spells the MS_* flags of flags as mount options: "ro,nodev".
+func flagNames(flags int) string {
+	var names []string
+	for _, p := range flagPairs {
+		if flags&p.ms != 0 {
+			names = append(names, p.name)
+		}
+	}
+	return strings.Join(names, ",")
 }

@@ -18,6 +18,19 @@ func TestMountFlags(t *testing.T) {
 	if got := mountFlags(unix.ST_NOATIME | unix.ST_NODIRATIME); got != unix.MS_NOATIME|unix.MS_NODIRATIME {
 		t.Errorf("atime flags: %#x", got)
 	}
+	// Neither noatime nor relatime: strictatime, which statfs cannot say.
+	if got := mountFlags(unix.ST_NODIRATIME); got != unix.MS_NODIRATIME|unix.MS_STRICTATIME {
+		t.Errorf("strictatime: %#x", got)
+	}
+}
+
+func TestFlagNames(t *testing.T) {
+	if got := flagNames(unix.MS_RDONLY | unix.MS_NODIRATIME | unix.MS_RELATIME); got != "ro,nodiratime,relatime" {
+		t.Errorf("flagNames = %q", got)
+	}
+	if got := flagNames(unix.MS_STRICTATIME); got != "strictatime" {
+		t.Errorf("flagNames(strictatime) = %q", got)
+	}
 }
 
 func TestDeviceMode(t *testing.T) {

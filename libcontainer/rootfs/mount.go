@@ -10,8 +10,8 @@ import (
 )
 
 // mountAll mounts every config.json mount inside the rootfs, in order. A
-// read-only /dev is mounted writable and made read-only by readonlyDev,
-// once its submounts and device nodes are in place.
+// read-only /dev is mounted writable and made read-only by readonlyDev
+// (Finalize), once its submounts, device nodes and the console are there.
 func mountAll(r *rootDir, c *configs.Config) error {
 	for i, m := range c.Mounts {
 		if isReadonlyDev(m) {
@@ -20,10 +20,16 @@ func mountAll(r *rootDir, c *configs.Config) error {
 			m = &rw
 		}
 		if err := mountOne(r, c, m, i); err != nil {
-			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, mountSource(m), m.Destination, err)
+			return mountError(i, m, err)
 		}
 	}
 	return nil
+}
+
+// mountError names mounts[i] in runc's words ("error mounting SRC to
+// rootfs at DST"), which scripts look for, then says what went wrong.
+func mountError(i int, m *configs.Mount, err error) error {
+	return fmt.Errorf("mounts[%d]: error mounting %q to rootfs at %q: %w", i, mountSource(m), m.Destination, err)
 }
 
 // isReadonlyDev reports whether m is a read-only filesystem on /dev.
@@ -31,14 +37,16 @@ func isReadonlyDev(m *configs.Mount) bool {
 	return filepath.Clean(m.Destination) == "/dev" && m.Flags&unix.MS_RDONLY != 0 && !m.IsBind()
 }
 
-// readonlyDev makes a read-only /dev read-only, last.
-func readonlyDev(r *rootDir, c *configs.Config) error {
+// readonlyDev makes a read-only /dev read-only, from inside the new root
+// (Finalize): that one mount, reached without a symlink, its other
+// attributes kept.
+func readonlyDev(c *configs.Config) error {
 	for i, m := range c.Mounts {
 		if !isReadonlyDev(m) {
 			continue
 		}
-		if err := r.at("/dev", func(p string) error { return remountBind(p, unix.MS_RDONLY, 0) }); err != nil {
-			return fmt.Errorf("mounts[%d] (%s on /dev): make read-only: %w", i, mountSource(m), err)
+		if err := readonlyMount("/dev"); err != nil {
+			return mountError(i, m, fmt.Errorf("make it read-only: %w", err))
 		}
 	}
 	return nil

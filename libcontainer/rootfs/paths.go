@@ -220,6 +220,17 @@ func readonlyPaths(paths []string) error {
 	return nil
 }
 
+// readonlyMount makes the mount at p (no symlink in p) read-only: that
+// mount alone, its other attributes kept. Nothing there: nothing to do.
+func readonlyMount(p string) error {
+	t, err := openTarget(p)
+	if t < 0 || err != nil {
+		return err
+	}
+	defer closeFd(t)
+	return mountSetattr(t, unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+}
+
 func readonlyPath(p string) error {
 	t, err := openTarget(p)
 	if t < 0 || err != nil {

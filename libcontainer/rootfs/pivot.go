@@ -35,9 +35,12 @@ func prepareRoot(c *configs.Config, root string) error {
 // isolateRoot makes the mount the rootfs lies on private, as runc does, so
 // that the bind onto itself and every container mount stay in this
 // namespace, and neither pivot_root nor MS_MOVE meets a shared or
-// unbindable parent. When the rootfs is itself a shared mount point, it
-// becomes a slave with "shared" or "slave" asked (what the host mounts
-// under it still shows inside, nothing goes back) and private otherwise.
+// unbindable parent; with rootfsPropagation "slave" or "rslave" it makes
+// it a slave instead (runc's rootfsParentMountPropagation), so the
+// container's "/" stays a slave of the host's mount. When the rootfs is
+// itself a shared mount point, it becomes a slave with "shared" or
+// "slave" asked (what the host mounts under it still shows inside,
+// nothing goes back) and private otherwise.
 func isolateRoot(root string, flags int) error {
 	mounts, err := mountTable(mountinfo.ParentsFilter(root))
 	if err != nil {
@@ -56,6 +59,8 @@ func isolateRoot(root string, flags int) error {
 		case self && !strings.Contains(m.Optional, "shared:"):
 			continue
 		case self && flags&(unix.MS_SHARED|unix.MS_SLAVE) != 0:
+			want = unix.MS_SLAVE
+		case !self && flags&unix.MS_SLAVE != 0:
 			want = unix.MS_SLAVE
 		}
 		if err := mount("", p, "", want, ""); err != nil {
@@ -182,4 +187,31 @@ func hideHostProcSys(root string) error {
 		}
 	}
 	return nil
+}
+
+// chrootRoot makes root the process's "/" without a mount namespace of
+// its own: chroot, as runc does. Nothing is mounted, moved or made
+// private, not even with --no-pivot: every mount would change the host's
+// own tree.
+//
+// The host's /proc is kept open (hostProc): init still reopens fds through
+// procfs (ReopenFd), and this root has no /proc of its own.
+func chrootRoot(root string) error {
+	proc, err := openProc()
+	if err != nil {
+		return fmt.Errorf("without a mount namespace: the host's %w", err)
+	}
+	hostProc = proc
+	fd, err := open(root, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("root.path %q: %w", root, err)
+	}
+	defer closeFd(fd)
+	if err := fchdir(fd); err != nil {
+		return fmt.Errorf("root.path %q: %w", root, err)
+	}
+	if err := chroot("."); err != nil {
+		return fmt.Errorf("root.path %q: without a mount namespace: %w", root, err)
+	}
+	return chdir("/")
 }

@@ -2,6 +2,8 @@ package rootfs
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -72,4 +74,24 @@ func isProcfs(fd int) error {
 		return fmt.Errorf("not on procfs (filesystem magic %#x)", st.Type)
 	}
 	return nil
+}
+
+// hostProc is the host's /proc, kept by chrootRoot for a container without
+// a mount namespace of its own, whose root has no /proc (nothing is
+// mounted for it); -1 otherwise. It is close-on-exec.
+var hostProc = -1
+
+// ReopenFd opens what fd stands for anew, with flags, through procfs's
+// /proc/self/fd: the container's /proc, or the host's that chrootRoot
+// kept for a container without a mount namespace of its own.
+func ReopenFd(fd, flags int) (int, error) {
+	dir, name := unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd)
+	if hostProc >= 0 {
+		dir, name = hostProc, name[len("/proc/"):]
+	}
+	nfd, err := unix.Openat(dir, name, flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: "/proc/self/fd/" + strconv.Itoa(fd), Err: err}
+	}
+	return nfd, nil
 }

@@ -15,6 +15,7 @@ import (
 // an O_PATH descriptor of it that every mount destination is resolved from.
 type rootDir struct {
 	path       string
+	given      string // root.path as the config gives it
 	fd         int
 	openSource SourceOpener // nil: init opens every bind source itself
 }

@@ -8,7 +8,7 @@
 //
 // Every error names the config.json entry it comes from, e.g.
 //
-//	mounts[3] (proc on /proc): mount: operation not permitted
+//	mounts[3]: error mounting "proc" to rootfs at "/proc": mount: operation not permitted
 //	maskedPaths[2] "/proc/kcore": mount: no such device
 package rootfs
 
@@ -26,14 +26,18 @@ import (
 // runs the createRuntime and createContainer hooks. The calling thread must
 // be in the container's mount namespace, new or joined, and stay locked to
 // it. Without a mount namespace of its own the container shares the
-// host's: nothing is mounted, only the hooks run.
+// host's: nothing is mounted, the hooks run, then the process is
+// chrooted into root.path, as runc does (chrootRoot).
 //
 // openSource, when not nil, gets the fd of mounts[i]'s source for each bind
 // mount the parent must open (configs.Config.SourceOutside); the fd is
 // closed once mounted.
 func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpener) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
-		return runHook(beforePivot)
+		if err := runHook(beforePivot); err != nil {
+			return err
+		}
+		return chrootRoot(c.Rootfs)
 	}
 	root, err := filepath.EvalSymlinks(c.Rootfs)
 	if err != nil {
@@ -46,7 +50,7 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	if err != nil {
 		return fmt.Errorf("root.path %q: %w", root, err)
 	}
-	r.openSource = openSource
+	r.given, r.openSource = c.Rootfs, openSource
 	err = buildRoot(r, c)
 	r.close()
 	if err == nil {
@@ -61,16 +65,12 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	return enterRoot(c, root)
 }
 
-// buildRoot makes every mount, then /dev's nodes and links, then makes a
-// read-only /dev read-only.
+// buildRoot makes every mount, then /dev's nodes and links.
 func buildRoot(r *rootDir, c *configs.Config) error {
 	if err := mountAll(r, c); err != nil {
 		return err
 	}
-	if err := setupDev(r, c); err != nil {
-		return err
-	}
-	return readonlyDev(r, c)
+	return setupDev(r, c)
 }
 
 func runHook(hook func() error) error {
@@ -80,8 +80,10 @@ func runHook(hook func() error) error {
 	return hook()
 }
 
-// Finalize runs inside the new root, after Setup and the hostname: it masks
-// c.MaskPaths, makes c.ReadonlyPaths read-only and, with c.Readonlyfs, "/".
+// Finalize runs inside the new root, after Setup, the console and the
+// hostname: it masks c.MaskPaths, makes c.ReadonlyPaths read-only, then,
+// as runc does last, a read-only /dev (now that /dev/console, /dev/pts,
+// the links and nodes are there) and, with c.Readonlyfs, "/".
 func Finalize(c *configs.Config) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
 		return nil // the host's mount namespace: specconv refused masks
@@ -90,6 +92,9 @@ func Finalize(c *configs.Config) error {
 		return err
 	}
 	if err := readonlyPaths(c.ReadonlyPaths); err != nil {
+		return err
+	}
+	if err := readonlyDev(c); err != nil {
 		return err
 	}
 	if c.Readonlyfs {

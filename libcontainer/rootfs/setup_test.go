@@ -16,7 +16,8 @@ import (
 func init() {
 	scenarios["full"] = scenario{check: checkFull}
 	scenarios["inroot"] = scenario{check: checkInRoot}
-	scenarios["mounterror"] = scenario{check: wantError("mounts[1] (bogus on /bad): mount: no such device")}
+	scenarios["mounterror"] = scenario{check: wantError(`mounts[1]: error mounting "bogus" to rootfs at "/bad": mount: no such device`)}
+	scenarios["nomountns"] = scenario{run: setupWithoutMountNamespace}
 	scenarios["maskerror"] = scenario{check: wantError(`maskedPaths[1] "/etc/link": resolves through a symlink, which husk does not follow: too many levels of symbolic links`)}
 }
 
@@ -294,15 +295,56 @@ func TestSetupErrorsNameTheMount(t *testing.T) {
 
 // Without a mount namespace the container shares the host's: SetupWith
 // mounts nothing (it would make the host's "/" a slave and leave mounts
-// behind), and only runs the hook.
-func TestSetupWithoutMountNamespaceOnlyRunsTheHook(t *testing.T) {
-	ran := false
-	err := SetupWith(&configs.Config{Rootfs: "/nonexistent", Mounts: []*configs.Mount{{Device: "tmpfs", Destination: "/x"}}},
-		func() error { ran = true; return nil }, nil)
-	if err != nil || !ran {
-		t.Fatalf("SetupWith without a mount namespace: err %v, hook ran %v", err, ran)
+// behind), runs the hook, and chroots into root.path, as runc does.
+func TestSetupWithoutMountNamespaceChroots(t *testing.T) {
+	requireRoot(t)
+	root := newRootfs(t)
+	if err := os.WriteFile(filepath.Join(root, "chroot-marker"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
+	c := &configs.Config{Rootfs: root, Mounts: []*configs.Mount{{Device: "tmpfs", Destination: "/x"}}, Readonlyfs: true}
+	runInChild(t, "nomountns", c, "", defaultFlags)
 	if err := Finalize(&configs.Config{Readonlyfs: true, MaskPaths: []string{"/etc"}}); err != nil {
 		t.Fatalf("Finalize without a mount namespace: %v", err)
 	}
+}
+
+// setupWithoutMountNamespace is the child of
+// TestSetupWithoutMountNamespaceChroots.
+func setupWithoutMountNamespace(c *configs.Config) error {
+	before, err := readMountinfo()
+	if err != nil {
+		return err
+	}
+	// Opened now, read after the chroot: it still lists the mounts as
+	// seen from the old root.
+	later, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer later.Close()
+	ran := false
+	if err := SetupWith(c, func() error { ran = true; return nil }, nil); err != nil {
+		return err
+	}
+	if !ran {
+		return errors.New("the hook did not run")
+	}
+	if _, err := os.Stat("/chroot-marker"); err != nil {
+		return fmt.Errorf("/ is not root.path: %w", err)
+	}
+	after, err := parseMountinfo(later)
+	if err != nil {
+		return err
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		return fmt.Errorf("the mounts changed:\n%v\n%v", before, after)
+	}
+	// The root has no /proc: the host's is kept for ReopenFd.
+	fd, err := ReopenFd(int(later.Fd()), unix.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
 }

@@ -1,6 +1,6 @@
 // Package trace records when a husk process reaches each phase of a
 // container's start, so that "why is my pod slow to start" has an answer
-// in milliseconds per phase (see the README, "Where a start's time goes").
+// in milliseconds per phase (see docs/tracing.md).
 //
 // A mark ends a phase: Mark("rootfs") says the rootfs phase ended now.
 // Each mark is one JSON line (Record) carrying the CLOCK_MONOTONIC time,

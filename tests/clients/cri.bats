@@ -46,9 +46,10 @@ cri() {
 	timeout -k 5 "$CLIENT_TIMEOUT" "$CRICLIENT" -a "$SUITE_DIR/c.sock" "$@"
 }
 
-# pod_flags NAME prints the pod flags kubelet's config would carry.
+# pod_flags NAME prints the pod flags kubelet's config would carry; the
+# cgroup parent is /$CGROUP_PARENT, or POD_PARENT when set.
 pod_flags() {
-	echo "--name $1 --uid $1-uid --namespace husk --log-dir $SUITE_DIR/logs/$1 --cgroup-parent /$CGROUP_PARENT"
+	echo "--name $1 --uid $1-uid --namespace husk --log-dir $SUITE_DIR/logs/$1 --cgroup-parent ${POD_PARENT:-/$CGROUP_PARENT}"
 }
 
 # pod_up NAME: RunPodSandbox; sets POD (its id), remembered for the teardown.
@@ -178,6 +179,40 @@ netns_inode() {
 	run -7 cri exec "$CTR" sh -c 'exit 7'
 	run -0 cri exec "$CTR" ip -4 -o addr show eth0
 	assert_contains "$output" "inet $ip/24"
+}
+
+# containerd writes linux.cgroupsPath as "slice:prefix:name" whenever the
+# pod's cgroup parent is a .slice, even with SystemdCgroup = false (critest's
+# default parent is /test.slice). runc's cgroupfs driver takes it as a path
+# relative to its own cgroup (the shim's); husk does the same and warns.
+@test "CRI: a .slice cgroup parent with SystemdCgroup = false: slice:prefix:name is a relative cgroupfs path" {
+	[ "${CONTAINERD_SYSTEMD_CGROUP:-false}" = false ] || skip "SystemdCgroup = true: the systemd driver takes this form"
+	local st pid cgpath shim_cg line log
+	POD_PARENT="/$CGROUP_PARENT.slice"
+	pod_up p7
+	container_up p7 sleep 1000
+	st="$(cri status "$CTR")"
+	cgpath="$(jq -r .info.runtimeSpec.linux.cgroupsPath <<<"$st")"
+	[ "$cgpath" = "$CGROUP_PARENT.slice:cri-containerd:$CTR" ] || fail "cgroupsPath: $cgpath"
+	pid="$(jq -r .info.pid <<<"$st")"
+	# The shim of the pod is the parent of the container's init; on v1 the
+	# memory hierarchy's line of /proc/PID/cgroup, on v2 the "0::" one.
+	local ctl=memory limit=memory.limit_in_bytes dir=/sys/fs/cgroup/memory
+	[ -d "$dir" ] || ctl="" limit=memory.max dir=/sys/fs/cgroup
+	shim_cg="$(sed -n "s/^[0-9]*:$ctl://p" "/proc/$(ps -o ppid= -p "$pid" | tr -d ' ')/cgroup")"
+	line="$(sed -n "s/^[0-9]*:$ctl://p" "/proc/$pid/cgroup")"
+	[ "$line" = "${shim_cg%/}/$cgpath" ] || fail "cgroup of $pid: $line, want ${shim_cg%/}/$cgpath"
+	run -0 cri update --memory 67108864 "$CTR"
+	run -0 cat "$dir$line/$limit"
+	[ "$output" = 67108864 ] || fail "$limit of $line: $output"
+	if "$CLIENT_RUNTIME" --version | grep -q '^husk version'; then
+		log="$SUITE_DIR/state/io.containerd.runtime.v2.task/k8s.io/$CTR/log.json"
+		grep -q 'is the systemd slice:prefix:name form, but the cgroupfs driver is in use' "$log" ||
+			fail "no warning in $log: $(cat "$log")"
+	fi
+	run -0 cri stopp "$POD"
+	run -0 cri rmp "$POD"
+	[ ! -d "$dir$line" ] || fail "cgroup $line left after RemovePodSandbox"
 }
 
 @test "zz: containerd stops and nothing is left behind" {

@@ -14,6 +14,13 @@
 #   HUSK_TEST_CACHE      where the busybox rootfs, image and tools are built
 #   CONTAINERD_SYSTEMD_CGROUP  containerd's runc option SystemdCgroup
 #                        (default false; the VM lane's guest (a) sets true)
+#   CONTAINERD_CONFIG_EXTRA  TOML appended to containerd's config (critest:
+#                        the registry's hosts.toml directory)
+#   CNI_EXTRA_PLUGINS    JSON plugin objects appended to the hcri network's
+#                        chain (critest: portmap)
+#   HUSK_CONTAINERD_DIR  a directory with containerd, containerd-shim-runc-v2
+#                        and ctr to use instead of Debian's 1.6 (the 2.x
+#                        build of tests/clients/build.sh containerd2)
 
 bats_require_minimum_version 1.5.0
 
@@ -24,6 +31,11 @@ bats_require_minimum_version 1.5.0
 source "$(dirname "${BASH_SOURCE[0]}")/../integration/helpers.bash"
 
 CLIENT_RUNTIME="${HUSK_CLIENT_RUNTIME:-$REPO_ROOT/husk}"
+# containerd finds its shim on PATH. ctr 2.x prints the daemon's
+# deprecation warnings (cgroup v1 on a hybrid host) on stderr, mixed into
+# the output the suites compare, unless told not to.
+[ -z "${HUSK_CONTAINERD_DIR:-}" ] || PATH="$HUSK_CONTAINERD_DIR:$PATH"
+export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
 CLIENT_CACHE="$HUSK_TEST_CACHE/clients"
 IMAGE_REF="localhost/husk-busybox:1"
 PAUSE_REF="localhost/husk-pause:1"
@@ -152,7 +164,8 @@ build_criclient() {
 # private containerd (socket DIR/c.sock, root, state, runc root, CNI conf
 # and IPAM data under DIR); its PID goes to DIR/containerd.pid. With the CRI
 # enabled, its default runtime is io.containerd.runc.v2 with BinaryName = the
-# runtime under test and the CNI network "hcri" (bridge hcri0).
+# runtime under test and the CNI network "hcri" (bridge hcri0). containerd
+# 2.x's NRI socket (by default /var/run/nri/nri.sock) is DIR/nri.sock.
 containerd_start() {
 	local d="$1" cri="${2:-}" disabled='["io.containerd.grpc.v1.cri"]'
 	require_cmd containerd
@@ -169,6 +182,10 @@ containerd_start() {
 		  address = "$d/c.sock.ttrpc"
 		[plugins."io.containerd.internal.v1.opt"]
 		  path = "$d/opt"
+		[plugins."io.containerd.nri.v1.nri"]
+		  socket_path = "$d/nri.sock"
+		  plugin_path = "$d/nri/plugins"
+		  plugin_config_path = "$d/nri/conf.d"
 		[plugins."io.containerd.grpc.v1.cri"]
 		  sandbox_image = "$PAUSE_REF"
 		  restrict_oom_score_adj = true
@@ -188,6 +205,7 @@ containerd_start() {
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$d/cni/net.d"
 		    max_conf_num = 1
+		${CONTAINERD_CONFIG_EXTRA:-}
 	EOF
 	cat >"$d/cni/net.d/10-hcri.conflist" <<-EOF
 		{
@@ -201,7 +219,8 @@ containerd_start() {
 		        "ranges": [[{"subnet": "10.232.7.0/24"}]]
 		      }
 		    },
-		    {"type": "loopback"}
+		    {"type": "loopback"}${CNI_EXTRA_PLUGINS:+,
+		    $CNI_EXTRA_PLUGINS}
 		  ]
 		}
 	EOF
@@ -227,8 +246,14 @@ containerd_start() {
 
 # containerd_stop DIR: SIGTERM the containerd of DIR by its PID and wait.
 containerd_stop() {
-	local d="$1" pid i
-	pid="$(cat "$d/containerd.pid" 2>/dev/null)" || return 0
+	daemon_stop "$1/containerd.pid"
+}
+
+# daemon_stop PIDFILE: SIGTERM the daemon whose PID PIDFILE holds, wait for
+# it (SIGKILL after 10 s), remove PIDFILE.
+daemon_stop() {
+	local pid i
+	pid="$(cat "$1" 2>/dev/null)" || return 0
 	# pid_alive, not kill -0: the daemon is not this shell's child, and a
 	# zombie answers kill -0.
 	if pid_alive "$pid"; then
@@ -240,7 +265,7 @@ containerd_stop() {
 		pid_alive "$pid" && kill -KILL "$pid"
 	fi
 	wait "$pid" 2>/dev/null || true
-	rm -f "$d/containerd.pid"
+	rm -f "$1"
 }
 
 # new_lines BEFORE-FILE DIR: entries of DIR not listed in BEFORE-FILE.
@@ -305,8 +330,12 @@ clean_leaks() {
 	remove_created_dirs "$d"
 	sleep 0.2
 	for cg in "$@"; do
-		find /sys/fs/cgroup/ -maxdepth 4 -depth -type d -name "$cg" \
-			-exec sh -c 'find "$1" -depth -type d -exec rmdir {} \;' _ {} \; 2>/dev/null || true
+		# Each match with its sub-cgroups, deepest first (a {} inside an
+		# -exec sh -c string is replaced by find too, so no nested find).
+		find /sys/fs/cgroup/ -maxdepth 4 -depth -type d -name "$cg" 2>/dev/null |
+			while read -r top; do
+				find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+			done
 	done
 }
 
@@ -314,6 +343,10 @@ clean_leaks() {
 # the list of leaks, if any; on success remove DIR.
 assert_nothing_left() {
 	local d="$1" leaks
+	# A shim that has just been told to go removes its socket as it exits
+	# (containerd 2.x answers the pod's removal before that): give what is
+	# already on its way out a few seconds.
+	wait_until 10 no_leaks "$@" || true
 	leaks="$(leaks_of "$@")"
 	if [ -n "$leaks" ]; then
 		clean_leaks "$@"
@@ -322,6 +355,11 @@ assert_nothing_left() {
 	fi
 	remove_created_dirs "$d"
 	rm -rf "$d"
+}
+
+# no_leaks DIR [CGROUP-NAME...]: leaks_of reports nothing.
+no_leaks() {
+	[ -z "$(leaks_of "$@")" ]
 }
 
 # remove_created_dirs DIR: rmdir the shared directories containerd made for

@@ -61,6 +61,34 @@ create_fails() {
 	assert_contains "$stderr" "root.path" "no-such-rootfs"
 }
 
+@test "bad config: every refusal says runc's 'invalid configuration', then the field (runc spec bundle)" {
+	runc_spec_config
+	update_config '.process.terminal = false'
+	cp "$BUNDLE/config.json" "$TEST_DIR/good.json"
+	local id bad
+	# Refused by the conversion, by the host's checks, by the cgroup driver.
+	for bad in '.linux.namespaces += [{"type": "netwrk"}]' '.root.path = "no-such-rootfs"' \
+		'.linux.cgroupsPath = "/"' '.process.rlimits = [{"type": "RLIMIT_NOSUCH", "soft": 1, "hard": 1}]'; do
+		cp "$TEST_DIR/good.json" "$BUNDLE/config.json"
+		update_config "$bad"
+		id="$(new_id)"
+		create_fails "$id"
+		[[ "$stderr" == *"invalid configuration: config.json: "* ]] || fail "$bad: $stderr"
+	done
+	assert_contains "$stderr" "process.rlimits[0]" "RLIMIT_NOSUCH"
+	# update and exec --process refuse theirs the same way.
+	cp "$TEST_DIR/good.json" "$BUNDLE/config.json"
+	set_args sleep 1000
+	id="$(new_id)"
+	run_bg "$id"
+	run ! --separate-stderr husk update --cpu-idle 2 "$id"
+	assert_contains "$stderr" "invalid configuration" "cpu.idle" "2"
+	echo '{"args": [], "cwd": "/"}' >"$TEST_DIR/process.json"
+	run ! --separate-stderr husk exec --process "$TEST_DIR/process.json" "$id"
+	assert_contains "$stderr" "invalid configuration" "process.args"
+	husk delete --force "$id"
+}
+
 @test "bad config: malformed JSON reports where" {
 	local id
 	id="$(new_id)"

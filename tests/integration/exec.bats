@@ -512,6 +512,18 @@ all_cgroup_dirs() {
 	assert_contains "$output" "--cgroup nosuch" "no such file or directory"
 }
 
+@test "exec: --cgroup that leads out of the container's cgroup is refused with runc's 'bad sub cgroup path'" {
+	start_sleeper
+	local bad
+	for bad in ../escape pids:../../escape a/../../escape; do
+		run -255 --separate-stderr husk exec --cgroup "$bad" "$ID" true
+		assert_contains "$stderr" "bad sub cgroup path" "--cgroup \"$bad\""
+	done
+	# Nothing was made or moved: the container has its one process.
+	run -0 husk ps --format json "$ID"
+	[ "$output" = "[$INIT]" ] || fail "ps: $output"
+}
+
 # exec_bg_cgroup FLAGS...: a detached `sleep 1000` exec with FLAGS.
 exec_bg_cgroup() {
 	husk exec -d --pid-file "$TEST_DIR/exec.pid" "$@" "$ID" sleep 1000 </dev/null >"$TEST_DIR/exec.out" 2>&1 3>&- ||

@@ -225,11 +225,14 @@ teardown_husk() {
 	fi
 }
 
-# pid_mentions PID TAG: the process has an fd, cwd or mount naming TAG.
+# pid_mentions PID TAG: the process has an fd or cwd naming TAG, or its
+# root (the mount at /) comes from it. Not any mount naming TAG: a mount
+# the test makes on the host propagates into the mount namespaces of
+# other runtimes' containers, which are not this test's.
 pid_mentions() {
 	local pid="$1" tag="$2"
 	ls -l "/proc/$pid/fd/" "/proc/$pid/cwd" 2>/dev/null | grep -qF -- "$tag" && return 0
-	grep -qF -- "$tag" "/proc/$pid/mountinfo" 2>/dev/null
+	awk -v t="$tag" '$5 == "/" && index($4, t) { found = 1 } END { exit !found }' "/proc/$pid/mountinfo" 2>/dev/null
 }
 
 # leaked_pids prints the pids whose root mount is this test's rootfs: their
@@ -281,6 +284,16 @@ set_ns() {
 # del_ns TYPE: the container shares the host's namespace TYPE.
 del_ns() {
 	update_config --arg t "$1" '.linux.namespaces = [.linux.namespaces[]? | select(.type != $t)]'
+}
+
+# runc_spec_config: $BUNDLE/config.json replaced by the one Debian's
+# `runc spec` writes (runc 1.1's defaults: a terminal, a read-only root,
+# its mounts and masks), so a test meets husk as runc's users do.
+runc_spec_config() {
+	local runc="${RUNC:-/usr/sbin/runc}"
+	[ -x "$runc" ] || skip "no runc at $runc"
+	rm -f "$BUNDLE/config.json"
+	(cd "$BUNDLE" && "$runc" spec) || fail "runc spec failed"
 }
 
 # requires_userns skips the test when the kernel cannot make user namespaces.

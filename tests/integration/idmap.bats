@@ -77,6 +77,25 @@ add_idmount() {
 	[ "$output" = "$(printf '1000\n2000\n1000\n102000')" ] || fail "output: $output"
 }
 
+@test "idmap: mappings without ridmap map only the top mount of an rbind, as runc (also in a user namespace)" {
+	runc_spec_config
+	update_config '.process.terminal = false'
+	userns_100k
+	mkdir -p "$SRC/sub"
+	mount -t tmpfs -o size=1m husk-idmap-sub "$SRC/sub" || fail "mount a tmpfs on $SRC/sub"
+	HOST_MOUNTS+=("$SRC/sub")
+	echo top >"$SRC/top"
+	echo sub >"$SRC/sub/g"
+	chown 1000:1000 "$SRC/top"
+	chown 100:100 "$SRC/sub/g"
+	# On-disk 0-65535 show as 100000-165535, the container's 0-65535.
+	add_idmount /n '["rbind"]' '[{containerID: 0, hostID: 100000, size: 65536}]'
+	in_container 'stat -c %u:%g /n/top /n/sub/g'
+	# The submount is not idmapped: host uid 100 has no id in the
+	# container's user namespace (runc: the overflow id).
+	[ "$output" = "$(printf '1000:1000\n65534:65534')" ] || fail "output: $output"
+}
+
 @test "idmap: an implied mapping follows the container's user namespace" {
 	userns_100k
 	chown 1000:1000 "$SRC/f"

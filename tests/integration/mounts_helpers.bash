@@ -30,11 +30,14 @@ in_container() {
 	output="$got" stderr="$err"
 }
 
-# create_fails ID: husk create must fail; its stderr is in $stderr. Output
-# goes to files, so a container that wrongly started cannot hold bats.
+# create_fails ID [create flags]: husk create must fail; its stderr is in
+# $stderr. Output goes to files, so a container that wrongly started
+# cannot hold bats.
 create_fails() {
-	if husk create --bundle "$BUNDLE" "$1" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&-; then
-		fail "husk create $1 succeeded"
+	local id="$1"
+	shift
+	if husk create --bundle "$BUNDLE" "$@" "$id" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&-; then
+		fail "husk create $id succeeded"
 		return 1
 	fi
 	stderr="$(cat "$TEST_DIR/create.err")"

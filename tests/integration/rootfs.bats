@@ -64,6 +64,26 @@ mount_opts() {
 	assert_contains "$(mount_opts /data)" ro nosuid nodev
 }
 
+@test "bind flags: a flag locked in a user namespace that cannot be honoured fails, naming the mount, as runc" {
+	userns_100k
+	host_mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,nodiratime "$SRC"
+	# nodiratime is locked: strictatime cannot replace it.
+	add_mount '{destination: "/data", type: "bind", source: $src, options: ["bind", "strictatime"]}'
+	local id
+	id="$(new_id)"
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7]: error mounting \"$SRC\" to rootfs at \"/data\"" \
+		"cannot change the atime flags locked on the source (nodiratime" "to strictatime" "operation not permitted"
+	assert_no_container "$id"
+	# ro is locked: rw asked explicitly cannot clear it.
+	mount -o remount,bind,ro "$SRC"
+	update_config '.mounts[7].options = ["bind", "rw"]'
+	create_fails "$id"
+	assert_contains "$stderr" "mounts[7]: error mounting" "cannot clear flags locked on the source (ro)" "operation not permitted"
+	assert_no_container "$id"
+}
+
 @test "bind sources: a source the container's mapped user cannot reach still mounts" {
 	userns_100k
 	mkdir -p "$SRC/secret/dir"
@@ -88,13 +108,90 @@ mount_opts() {
 	[ "$output" = inner ] || fail "output: $output"
 }
 
+# mount_order [userns] [idmap]: runc's mount-order test, in a bundle of
+# runc spec. Binds of bind-src/{a,b,c} (two through symlinks outside the
+# rootfs) build a tree under /mnt; then three rbinds take their sources
+# from that tree, by host path ($ROOTFS/mnt/x), destinations given by host
+# path too: each source must be what the mounts before it made, so the
+# file read at the end is a/x's. idmap: the three are idmapped (mappings
+# without ridmap: their top mount only, as runc).
+mount_order() {
+	runc_spec_config
+	update_config '.process.terminal = false'
+	[[ " $* " != *" userns "* ]] || userns_100k
+	local src="$TEST_DIR/bind-src" r="$BUNDLE/rootfs" d maps='{}'
+	[[ " $* " != *" idmap "* ]] ||
+		maps='{"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}], "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]}'
+	for d in a/x b/y c/z; do
+		mkdir -p "$src/$d"
+		echo "$d" >"$src/$d/file"
+		ln -s "${d%/*}" "$src/sym-${d%/*}"
+	done
+	# Out of the mapped root's reach: the parent opens them (user ns).
+	chmod o-rwx "$src"
+	mkdir -p "$r/mnt" "$r/final"
+	bind_at() {
+		update_config --arg s "$1" --arg d "$2" --arg t "$3" --argjson x "$4" \
+			'.mounts += [{source: $s, destination: $d, type: "bind", options: [$t, "rprivate"]} + $x]'
+	}
+	bind_at "$src/a" /mnt bind '{}'
+	bind_at "$src/sym-b" /mnt/x bind '{}'
+	bind_at "$src/c" /mnt/x/y bind '{}'
+	bind_at "$src/sym-a" /mnt/x/y/z bind '{}'
+	bind_at "$r/mnt/x" "$r/mnt/x/y/z/x" rbind "$maps"
+	bind_at "$r/mnt/x/y" "$r/mnt/x/y/z" rbind "$maps"
+	bind_at "$r/mnt" "$r/final" rbind "$maps"
+	in_container 'cat /final/x/y/z/z/x/y/z/x/file'
+	[ "$output" = a/x ] || fail "output: $output"
+}
+
+@test "bind sources: a source under the rootfs is what the mounts before it made (runc's mount order)" {
+	mount_order
+}
+
+@test "bind sources: runc's mount order in a user namespace" {
+	mount_order userns
+}
+
+@test "bind sources: runc's mount order with idmapped sources" {
+	mount_order idmap
+}
+
+@test "bind sources: runc's mount order with idmapped sources in a user namespace" {
+	mount_order userns idmap
+}
+
+# evil_links: the image's /mnt/abs and /mnt/rel are symlinks that lead to
+# the host's /etc when followed on the host.
+evil_links() {
+	mkdir -p "$BUNDLE/rootfs/mnt"
+	ln -s /etc "$BUNDLE/rootfs/mnt/abs"
+	ln -s ../../../../../../../../../../etc "$BUNDLE/rootfs/mnt/rel"
+	update_config --arg a "$BUNDLE/rootfs/mnt/abs" --arg r "$BUNDLE/rootfs/mnt/rel" \
+		'.mounts += [{destination: "/a", type: "bind", source: $a, options: ["rbind"]},
+			{destination: "/r", type: "bind", source: $r, options: ["rbind"]}]'
+}
+
+@test "bind sources: a symlink in the image cannot lead a source under the rootfs out of it" {
+	evil_links
+	in_container 'grep -c "^user:x:1000" /a/passwd /r/passwd; grep -l "^daemon:" /a/passwd /r/passwd || echo no-host-passwd'
+	[ "$output" = "$(printf '/a/passwd:1\n/r/passwd:1\nno-host-passwd')" ] || fail "output: $output"
+}
+
+@test "bind sources: a symlink in the image cannot lead a source under the rootfs out of it, in a user namespace" {
+	userns_100k
+	evil_links
+	in_container 'grep -c "^user:x:1000" /a/passwd /r/passwd; grep -l "^daemon:" /a/passwd /r/passwd || echo no-host-passwd'
+	[ "$output" = "$(printf '/a/passwd:1\n/r/passwd:1\nno-host-passwd')" ] || fail "output: $output"
+}
+
 @test "bind sources: a missing source in a user namespace fails, naming the mount" {
 	userns_100k
 	update_config --arg s "$TEST_DIR/nonexistent" '.mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind"]}]'
 	local id
 	id="$(new_id)"
 	create_fails "$id"
-	assert_contains "$stderr" "mounts[7] ($TEST_DIR/nonexistent on /data)" "open the source outside the container" "no such file or directory"
+	assert_contains "$stderr" "mounts[7]: error mounting \"$TEST_DIR/nonexistent\" to rootfs at \"/data\"" "open the source outside the container" "no such file or directory"
 	[[ "$stderr" != *"mounts[7]"*"mounts[7]"* ]] || fail "the mount is named twice: $stderr"
 	assert_no_container "$id"
 }
@@ -160,24 +257,74 @@ mount_opts() {
 	husk delete --force "$id"
 }
 
+# propagation_word: what findmnt -o PROPAGATION says of / in the
+# mountinfo lines in $output: private or shared, then ,slave, ,unbindable.
+propagation_word() {
+	awk '$5 == "/" { p = "private"; s = ""; u = "";
+		for (i = 7; $i != "-"; i++) { if ($i ~ /^shared:/) p = "shared"; if ($i ~ /^master:/) s = ",slave"; if ($i == "unbindable") u = ",unbindable" }
+		w = p s u } END { print w }' <<<"$output"
+}
+
+@test "linux.rootfsPropagation: slave makes / a slave of the host's shared / (private,slave, as runc; runc spec bundle)" {
+	runc_spec_config
+	update_config '.process.terminal = false | .linux.rootfsPropagation = "slave"'
+	set_args cat /proc/self/mountinfo
+	local id
+	id="$(new_id)"
+	# The host's / made shared, in a mount namespace of the test's own
+	# (as runc's test does): the rootfs lies on it, not on a mount of its own.
+	run -0 --separate-stderr unshare -m --propagation private sh -c 'mount --make-rshared / && exec "$@"' sh \
+		timeout -k 5 "$HUSK_TIMEOUT" "$HUSK_BIN" --root "$HUSK_ROOT" run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(propagation_word)" = private,slave ] || fail "propagation of /: $(propagation_word): $output"
+	assert_no_container "$id"
+}
+
 @test "linux.rootfsPropagation: unbindable makes / unbindable" {
 	update_config '.linux.rootfsPropagation = "unbindable"'
 	in_container "awk '\$5 == \"/\"' /proc/self/mountinfo"
 	assert_contains "$output" "unbindable"
 }
 
-@test "linux.namespaces: without a mount namespace the container shares the host's, with hooks" {
+@test "linux.namespaces: without a mount namespace root.path is the process's root, nothing is mounted, hooks run (runc spec bundle)" {
+	runc_spec_config
 	del_ns mount
-	update_config --arg out "$TEST_DIR/hook.out" '.linux.maskedPaths = [] | .linux.readonlyPaths = []
+	update_config --arg out "$TEST_DIR/hook.out" '.process.terminal = false | .linux.maskedPaths = [] | .linux.readonlyPaths = []
 		| .hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >\($out)"]}]'
 	echo host-only >"$TEST_DIR/marker"
+	echo rootfs-only >"$BUNDLE/rootfs/marker"
+	mkdir "$BUNDLE/rootfs/only"
+	cp "$BUNDLE/rootfs/bin/busybox" "$BUNDLE/rootfs/only/sh"
+	local id flag
+	for flag in "" --no-pivot; do
+		id="$(new_id)"
+		# A program that is only in the rootfs, by absolute path.
+		set_args /only/sh -c "cat /marker; [ -e $TEST_DIR/marker ] && echo host-visible || echo host-hidden"
+		run -0 --separate-stderr husk run $flag --bundle "$BUNDLE" "$id" </dev/null
+		[ "$output" = "$(printf 'rootfs-only\nhost-hidden')" ] || fail "husk run $flag: $output"
+		assert_contains "$(cat "$TEST_DIR/hook.out")" "\"id\":\"$id\""
+		assert_no_container "$id"
+		# Nothing was mounted on the host's tree.
+		! grep -F "$BUNDLE" /proc/self/mountinfo || fail "husk run $flag left mounts"
+	done
+}
+
+@test "linux.namespaces: a terminal without a mount namespace is refused: its /dev/console would be a mount on the host's tree" {
+	del_ns mount
+	update_config '.process.terminal = true | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
 	local id
 	id="$(new_id)"
-	set_args cat "$TEST_DIR/marker"
-	run -0 --separate-stderr husk run --bundle "$BUNDLE" "$id" </dev/null
-	[ "$output" = host-only ] || fail "output: $output"
-	assert_contains "$(cat "$TEST_DIR/hook.out")" "\"id\":\"$id\""
+	SOCK="$TEST_DIR/console.sock"
+	start_recvtty -no-stdin
+	create_fails "$id" --console-socket "$SOCK"
+	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
 	assert_no_container "$id"
+	# Nor for an exec'd process, whose /dev/console would be the host's.
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_bg "$id"
+	run -255 --separate-stderr husk exec -t --console-socket "$SOCK" "$id" true
+	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
+	husk delete --force "$id"
 }
 
 @test "linux.namespaces: maskedPaths without a mount namespace are refused" {

@@ -48,17 +48,22 @@ assert_demo_output() {
 }
 
 # with_fake_apt TARGET: run `make TARGET` with a dpkg that knows no package
-# and an apt-get that only logs what it was asked to install (and go
+# and an apt-get that only logs what it was asked to install, and what the
+# policy-rc.d (APT_POLICY_RC, in the test's dir) answers meanwhile (and go
 # replaced by false, so nothing is built): $output is the apt-get log.
 with_fake_apt() {
-	local fake="$TEST_DIR/fakebin"
+	local fake="$TEST_DIR/fakebin" policy="$TEST_DIR/policy-rc.d"
 	mkdir -p "$fake"
 	printf '#!/bin/sh\nexit 1\n' >"$fake/dpkg"
-	printf '#!/bin/sh\necho "apt-get $*" >>%s/apt.log\n' "$TEST_DIR" >"$fake/apt-get"
+	cat >"$fake/apt-get" <<-EOF
+		#!/bin/sh
+		echo "apt-get \$*" >>$TEST_DIR/apt.log
+		[ ! -x $policy ] || { $policy; echo "policy-rc.d exits \$?" >>$TEST_DIR/apt.log; }
+	EOF
 	chmod +x "$fake/dpkg" "$fake/apt-get"
 	: >"$TEST_DIR/apt.log"
 	PATH="$fake:$PATH" timeout 120 make -s -C "$REPO_ROOT" "$1" GO=false DEMO_DIR="$TEST_DIR/demo" \
-		</dev/null >/dev/null 2>&1 || true
+		APT_POLICY_RC="$policy" </dev/null >/dev/null 2>&1 || true
 	output="$(grep -- ' install ' "$TEST_DIR/apt.log" | tr '\n' ' ')"
 }
 
@@ -70,6 +75,21 @@ with_fake_apt() {
 @test "make test installs every build dependency itself before its unit step" {
 	with_fake_apt test
 	assert_contains "$output" " libseccomp-dev" " pkg-config" " gcc" " libc6-dev" " bats" " busybox-static"
+}
+
+@test "make clients installs docker.io with no service started (its own policy-rc.d, taken back)" {
+	with_fake_apt client-deps
+	assert_contains "$output" " docker.io" " containerd" " podman"
+	grep -qx "policy-rc.d exits 101" "$TEST_DIR/apt.log" || fail "apt-get ran without a policy-rc.d: $(cat "$TEST_DIR/apt.log")"
+	[ ! -e "$TEST_DIR/policy-rc.d" ] || fail "policy-rc.d left: $(cat "$TEST_DIR/policy-rc.d")"
+}
+
+@test "make clients keeps the host's own policy-rc.d" {
+	printf '#!/bin/sh\nexit 0\n' >"$TEST_DIR/policy-rc.d"
+	chmod +x "$TEST_DIR/policy-rc.d"
+	with_fake_apt client-deps
+	grep -qx "policy-rc.d exits 0" "$TEST_DIR/apt.log" || fail "the host's policy-rc.d was replaced: $(cat "$TEST_DIR/apt.log")"
+	[ "$(cat "$TEST_DIR/policy-rc.d")" = "$(printf '#!/bin/sh\nexit 0')" ] || fail "policy-rc.d changed"
 }
 
 # runc_spec_bundle: $BUNDLE's config.json replaced by Debian's `runc spec`,

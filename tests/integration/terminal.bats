@@ -204,3 +204,21 @@ run_tty() {
 	[[ "$output" != *onlcr-set* ]] || fail "the container's pty has ONLCR: $output"
 	assert_no_container "$id"
 }
+
+@test "terminal: a read-only /dev is made read-only after /dev/console, /dev/pts and the links, as runc (runc spec bundle)" {
+	runc_spec_config
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	local id
+	id="$(new_id)"
+	start_recvtty -no-stdin
+	set_args sh -c '[ "$(stat -c %t:%T /dev/console)" = "$(stat -c %t:%T "$(tty)")" ] && echo console-is-pty;
+		[ -L /dev/ptmx ] && [ -L /dev/fd ] && [ -c /dev/null ] && echo links-and-nodes;
+		touch /dev/x 2>/dev/null && echo rw || echo ro;
+		awk "\$5 == \"/dev\" {print \$6}" /proc/self/mountinfo'
+	run_tty "$id"
+	local lines
+	mapfile -t lines <<<"$TTY_OUT"
+	[ "${lines[0]}" = console-is-pty ] && [ "${lines[1]}" = links-and-nodes ] && [ "${lines[2]}" = ro ] ||
+		fail "output: $TTY_OUT"
+	[[ ",${lines[3]}," == *,ro,* ]] || fail "/dev's options: ${lines[3]}"
+}

@@ -86,6 +86,14 @@ cp "$here"/guest/run "$here"/guest/init-b "$data/guest/"
 	$GO build -o "$data/bin/husk-bench" ./bench
 	cd tests/clients/criclient && $GO build -o "$data/bin/criclient" .
 ) >&2 || die "cannot build the test tools (go build)"
+# The kubelet suite runs kubelet on containerd 2.x: both come from
+# tests/clients/build.sh (cached), only when a kubelet suite is in the lane.
+if [[ " $VM_SUITES " == *"/kubelet.bats"* ]]; then
+	k="$(GO="$GO" "$repo/tests/clients/build.sh" kubelet)" && c2="$(GO="$GO" "$repo/tests/clients/build.sh" containerd2)" ||
+		die "cannot build kubelet or containerd 2.x (tests/clients/build.sh)"
+	cp "$k/kubelet" "$data/bin/"
+	cp -r "$c2" "$data/bin/containerd2"
+fi
 
 # Each suite runs from a copy of its repository's tests/ tree, at the same
 # relative path, so `load ../integration/helpers` works for suites of any

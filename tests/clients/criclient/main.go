@@ -164,10 +164,11 @@ func (c *client) runPod(args []string) error {
 	var p podFlags
 	fs := flag.NewFlagSet("runp", flag.ContinueOnError)
 	p.register(fs)
+	handler := fs.String("runtime-handler", "", "the RuntimeClass handler: a runtime's name in containerd's CRI config (empty: its default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	resp, err := c.rt.RunPodSandbox(c.ctx, &runtimeapi.RunPodSandboxRequest{Config: p.config()})
+	resp, err := c.rt.RunPodSandbox(c.ctx, &runtimeapi.RunPodSandboxRequest{Config: p.config(), RuntimeHandler: *handler})
 	if err != nil {
 		return fmt.Errorf("RunPodSandbox %s: %w", p.name, err)
 	}
