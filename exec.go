@@ -191,8 +191,11 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 	if cmd.IsSet("additional-gids") {
 		p.User.AdditionalGids = nil
 		for _, g := range cmd.IntSlice("additional-gids") {
-			if g < 0 || g > 1<<32-1 {
+			if g < 0 {
 				return nil, fmt.Errorf("--additional-gids %d: not a group id", g)
+			}
+			if err := configs.ValidID("--additional-gids", uint64(g)); err != nil {
+				return nil, err
 			}
 			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
 		}
@@ -229,19 +232,25 @@ func readProcessFile(path string) (*configs.Process, error) {
 	return p, nil
 }
 
-// parseUser parses --user UID[:GID] (numbers, as in runc).
+// parseUser parses --user UID[:GID] (numbers, as in runc), each in
+// 0-2147483647: a larger one is refused, never wrapped.
 func parseUser(s string) (uid, gid uint32, err error) {
 	us, gs, hasGID := strings.Cut(s, ":")
-	u, err := strconv.ParseUint(us, 10, 32)
-	if err != nil {
-		return 0, 0, fmt.Errorf("--user %q: the uid must be a number", s)
+	u, err := parseID(s, "uid", us)
+	if err != nil || !hasGID {
+		return u, 0, err
 	}
-	if !hasGID {
-		return uint32(u), 0, nil
+	g, err := parseID(s, "gid", gs)
+	return u, g, err
+}
+
+func parseID(flag, what, s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("--user %q: the %s must be a number", flag, what)
 	}
-	g, err := strconv.ParseUint(gs, 10, 32)
-	if err != nil {
-		return 0, 0, fmt.Errorf("--user %q: the gid must be a number", s)
+	if err != nil || n > configs.MaxID {
+		return 0, fmt.Errorf("--user %q: %s %s: uids and gids must be in range 0-%d", flag, what, s, configs.MaxID)
 	}
-	return uint32(u), uint32(g), nil
+	return uint32(n), nil
 }

@@ -17,7 +17,11 @@ func TestParseUser(t *testing.T) {
 		{in: "bob", err: `--user "bob": the uid must be a number`},
 		{in: "1000:staff", err: `--user "1000:staff": the gid must be a number`},
 		{in: "-1", err: "the uid must be a number"},
-		{in: "4294967296", err: "the uid must be a number"},
+		{in: "2147483647:2147483647", uid: 2147483647, gid: 2147483647},
+		{in: "4294967295:4294967295", err: `--user "4294967295:4294967295": uid 4294967295: uids and gids must be in range 0-2147483647`},
+		{in: "4294967296", err: "uid 4294967296: uids and gids must be in range 0-2147483647"},
+		{in: "18446744073709551616", err: "uid 18446744073709551616: uids and gids must be in range"},
+		{in: "0:2147483648", err: "gid 2147483648: uids and gids must be in range 0-2147483647"},
 	} {
 		uid, gid, err := parseUser(c.in)
 		if c.err != "" {

@@ -19,7 +19,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/husk-runtime/husk/libcontainer/initproc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	_ "github.com/husk-runtime/husk/onep" // one P from the runtime's start
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -44,7 +43,7 @@ func main() {
 		// The container's init (see init.go) skips the command line: it
 		// is on every start's critical path, and has no flags.
 		trace.Start("init")
-		initproc.Init() // exits
+		runInit() // exits
 	}
 	cli.VersionPrinter = func(*cli.Command) {
 		fmt.Printf("husk version %s\ncommit: %s\nspec: %s\n", version, commit, specs.Version)

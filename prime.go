@@ -44,14 +44,14 @@ static void *husk_prime_run(void *arg)
 
 // husk_prime_wanted: is this a create, run or exec that moves a process
 // by pid (see above): --systemd-cgroup, a caller without root, or an exec
-// with a terminal? Any argument equal to a command name counts (a flag
+// with --cgroup? Any argument equal to a command name counts (a flag
 // value that happens to be "run" only costs a prime).
 static int husk_prime_wanted(void)
 {
 	char buf[4096];
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	int start = 0, exec = 0, moves = geteuid() != 0, tty = 0;
+	int start = 0, exec = 0, moves = geteuid() != 0, sub = 0;
 	char *p, *end;
 	if (fd >= 0)
 		close(fd);
@@ -66,9 +66,9 @@ static int husk_prime_wanted(void)
 		start |= !strcmp(p, "create") || !strcmp(p, "run");
 		exec |= !strcmp(p, "exec");
 		moves |= !strncmp(p, "--systemd-cgroup", 16);
-		tty |= !strcmp(p, "-t") || !strcmp(p, "--tty") || !strncmp(p, "--tty=", 6);
+		sub |= !strcmp(p, "--cgroup") || !strncmp(p, "--cgroup=", 9);
 	}
-	return (start || exec) && (moves || (exec && tty));
+	return (start || exec) && (moves || (exec && sub));
 }
 
 // husk_prime_find sets husk_prime_path to this process's cgroup.procs in

@@ -9,7 +9,10 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/caps"
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/launch"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 )
 
@@ -34,9 +37,10 @@ type ExecOpts struct {
 
 // Exec starts o.Process in the container: `husk init` joins every
 // namespace of the container's init through nsexec, like a create joins
-// namespaces given by path, and its cgroups, then sets up the process
-// and execs it. It returns the process's pid once it runs. The caller
-// (husk is its subreaper) reaps it.
+// namespaces given by path, and its cgroups; the launcher sets the
+// process up there, still invisible to the container, then forks it. It
+// returns the process's pid once it runs. The caller (husk is its
+// subreaper) reaps it.
 func (c *Container) Exec(o ExecOpts) (int, error) {
 	op := OpExec
 	if o.IgnorePaused {
@@ -49,54 +53,65 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := setSubreaper(); err != nil {
-		return 0, err
+	pid, err := c.launchIn(cfg, launch.Options{Exec: true}, &o)
+	if err == nil && o.PidFile != "" {
+		if err = WritePidFile(o.PidFile, pid); err != nil {
+			killAndReap(pid)
+		}
 	}
-	entry, err := c.execCgroups()
 	if err != nil {
 		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
 	}
+	return pid, nil
+}
+
+// launchIn starts cfg's process in the container (an exec, or a
+// startContainer hook) and returns its pid once its execve succeeded.
+// The process is in the container's cgroups from its first instruction:
+// the launcher enters them itself (born in the v2 directory, "0" written
+// to the v1 tasks files) or is moved in before nsexec runs, never runs a
+// Go runtime there, and a fork refused by pids.max is one line saying so.
+func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts) (int, error) {
+	plan, err := launch.NewPlan(cfg, lo)
+	if err != nil {
+		return 0, err
+	}
+	msg, err := execMessage(cfg, c.State.InitPid)
+	if err != nil {
+		return 0, err
+	}
+	if err := setSubreaper(); err != nil {
+		return 0, err
+	}
 	join := c.rootlessJoin(c.JoinCgroups)
+	var entry *cgroup.Entry
 	if o.SubCgroups != nil {
 		join = func(pid int) error { return c.joinSubCgroups(pid, o.SubCgroups) }
-	}
-	// The process is in the container's cgroups from its first
-	// instruction, and a pids limit never kills a Go runtime: with a plan,
-	// nsexec sets the process up in C, born in (or moved before nsexec
-	// into) the cgroup, and a fork refused by pids.max is one line saying
-	// so; else the Go init runs outside the cgroups and the parent moves
-	// it in right before its execve (a move is never refused by pids.max).
-	msg := execMessage(cfg, c.State.InitPid)
-	plan, why := execPlan(cfg, &o)
-	msg.Plan = plan
-	if plan == nil {
-		logrus.Debugf("exec: the Go init sets the process up (%s), outside the container's cgroups until its execve", why)
-		entry.Close()
-		entry = nil
-	} else {
-		logrus.Debugf("exec: nsexec sets the process up in C (no Go runtime in the container)")
+	} else if entry, err = c.execCgroups(); err != nil {
+		return 0, err
 	}
 	defer entry.Close()
 	pid, err := startInit(&initRequest{
-		cfg:       cfg,
-		msg:       msg,
+		cfg:  cfg,
+		msg:  msg,
+		plan: plan,
+		listener: func() (*bootstrap.PlanListener, error) {
+			if s := cfg.Seccomp; s == nil || !s.UsesNotify() {
+				return nil, nil
+			}
+			status := specs.ContainerState(c.Status().String())
+			return launch.Listener(cfg, cfg.SpecState(status, c.State.InitPid))
+		},
 		exec:      true,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
 		entry:     entry,
 		join:      join,
-		joinLate:  plan == nil,
 	})
-	if err == nil && o.PidFile != "" {
-		err = WritePidFile(o.PidFile, pid)
+	if err != nil && pid > 0 {
+		killAndReap(pid)
 	}
-	if err != nil {
-		if pid > 0 {
-			killAndReap(pid)
-		}
-		return 0, fmt.Errorf("exec in container %s: %w", c.ID, err)
-	}
-	return pid, nil
+	return pid, err
 }
 
 // execConfig is the container's config with p as its process. Everything
@@ -180,7 +195,7 @@ func boundByInit(init, p *configs.Process, added []string) error {
 
 // execMessage makes nsexec join every namespace of the container's init
 // (pid), user first, and unshare none.
-func execMessage(cfg *configs.Config, pid int) *bootstrap.Message {
+func execMessage(cfg *configs.Config, pid int) (*bootstrap.Message, error) {
 	m := &bootstrap.Message{}
 	for _, t := range configs.NamespaceTypes() {
 		if _, ok := cfg.Namespace(t); ok {
@@ -190,5 +205,7 @@ func execMessage(cfg *configs.Config, pid int) *bootstrap.Message {
 	if p := cfg.Process; p.OomScoreAdj != nil {
 		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
 	}
-	return m
+	var err error
+	m.Affinity, err = launch.InitialAffinity(cfg.Process)
+	return m, err
 }

@@ -15,9 +15,12 @@ func TestExecMessageJoinsEveryNamespaceUserFirst(t *testing.T) {
 			{Type: configs.NEWNET, Path: "/var/run/netns/x"},
 			{Type: configs.NEWPID}, {Type: configs.NEWNS}, {Type: configs.NEWUSER},
 		},
-		Process: &configs.Process{OomScoreAdj: &adj},
+		Process: &configs.Process{OomScoreAdj: &adj, CPUAffinity: &configs.CPUAffinity{Initial: []int{1, 65}}},
 	}
-	m := execMessage(cfg, 42)
+	m, err := execMessage(cfg, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := "user:/proc/42/ns/user,net:/proc/42/ns/net,pid:/proc/42/ns/pid,mnt:/proc/42/ns/mnt"
 	if got := strings.Join(m.NsPaths, ","); got != want {
 		t.Errorf("ns paths %s, want %s", got, want)
@@ -27,6 +30,9 @@ func TestExecMessageJoinsEveryNamespaceUserFirst(t *testing.T) {
 	}
 	if m.OomScoreAdj != "5" {
 		t.Errorf("oom_score_adj %q", m.OomScoreAdj)
+	}
+	if !slices.Equal(m.Affinity, []uint64{2, 2}) {
+		t.Errorf("initial affinity mask %#x, want CPUs 1 and 65", m.Affinity)
 	}
 }
 

@@ -11,9 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -133,6 +136,14 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
+	plan, err := launch.NewPlan(cfg, launch.Options{})
+	if err != nil {
+		return err
+	}
+	msg, err := bootstrapMessage(cfg)
+	if err != nil {
+		return err
+	}
 	trace.Mark("prepare")
 	place, err := placeCgroups(cg, cfg, o.Rootless)
 	if err != nil {
@@ -141,8 +152,13 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	defer place.close()
 	trace.Mark("cgroups")
 	pid, err := startInit(&initRequest{
-		cfg:       initConfig(cfg),
-		msg:       bootstrapMessage(cfg),
+		cfg:  initConfig(cfg),
+		msg:  msg,
+		plan: plan,
+		listener: func() (*bootstrap.PlanListener, error) {
+			// init is the process: the launcher puts its pid in both.
+			return launch.Listener(cfg, cfg.SpecState(specs.StateCreating, launch.ProcessPid))
+		},
 		maps:      maps,
 		fifoPath:  fifo,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},

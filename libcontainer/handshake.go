@@ -17,14 +17,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// runNsexec sends the bootstrap message and answers nsexec until it
-// reports the pid of the forked init (steps 1-4 of the protocol table in
-// package bootstrap). Every error is the one the user reads: nsexec's own
-// text, or what the parent saw go wrong.
-func runNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
-	if _, err := sock.Write(msg.Encode()); err != nil {
-		return 0, initGone("nsexec", fmt.Errorf("send bootstrap message: %w", err))
+// awaitHello waits for nsexec's first frame (step 0).
+func awaitHello(sock *os.File) error {
+	t, payload, err := bootstrap.Recv(sock)
+	switch {
+	case err != nil:
+		return initGone("nsexec", err)
+	case t == bootstrap.SyncError:
+		return reported("nsexec", payload)
+	case t != bootstrap.SyncHello:
+		return unexpected("nsexec", t)
 	}
+	return nil
+}
+
+// sendBootstrap sends the encoded bootstrap message (step 1).
+func sendBootstrap(sock *os.File, msg []byte) error {
+	if _, err := sock.Write(msg); err != nil {
+		return initGone("nsexec", fmt.Errorf("send bootstrap message: %w", err))
+	}
+	return nil
+}
+
+// runNsexec answers nsexec, once it has the bootstrap message, until it
+// reports the pid of the forked init or process (steps 2-4 of the
+// protocol table in package bootstrap). Every error is the one the user
+// reads: nsexec's own text, or what the parent saw go wrong.
+func runNsexec(sock *os.File, maps *rootless.MapWriter) (int, error) {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -42,7 +61,7 @@ func runNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) 
 			if err := maps.Write(pid); err != nil {
 				return 0, err
 			}
-			logrus.Debugf("wrote the id maps of pid %d (newuidmap/newgidmap: %v): uid %q gid %q", pid, maps.Helper, msg.UIDMap, msg.GIDMap)
+			logrus.Debugf("wrote the id maps of pid %d (newuidmap/newgidmap: %v)", pid, maps.Helper)
 			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
 				return 0, initGone("nsexec", err)
 			}
@@ -93,8 +112,9 @@ func configureInit(sock *os.File, cfg *configs.Config, pid int, runtimeHooks fun
 	return awaitReady(sock, cfg, pid, runtimeHooks)
 }
 
-// awaitReady answers init until it reports READY (or an error). An exec
-// with a plan has no Go init: nsexec's child sends READY or ERROR itself.
+// awaitReady answers init until it reports READY (or an error): Go init's
+// requests on the way, then the launcher's READY (an exec has no Go init:
+// nsexec's first process sends READY or ERROR).
 func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func() error) error {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
@@ -126,12 +146,20 @@ func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func()
 	}
 }
 
-// initGone words a broken init socket: init died without saying why.
+// initGone words a broken init socket: init died without saying why
+// (errGone; startInit then looks at how it died).
 func initGone(stage string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
-		return fmt.Errorf("%s exited without reporting an error (see its output above)", stage)
+		return &errGone{stage}
 	}
 	return fmt.Errorf("%s: %w", stage, err)
+}
+
+// errGone: husk init's stage closed the init socket without a word.
+type errGone struct{ stage string }
+
+func (e *errGone) Error() string {
+	return e.stage + " exited without reporting an error (see its output above)"
 }
 
 // forwardLogs re-logs init's JSON log lines at their level.

@@ -116,6 +116,19 @@ func newUserns(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// sendAndRunNsexec is the parent's steps 1-4: the message, then nsexec's
+// answers.
+func sendAndRunNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
+	b, err := msg.Encode()
+	if err != nil {
+		return 0, err
+	}
+	if err := sendBootstrap(sock, b); err != nil {
+		return 0, err
+	}
+	return runNsexec(sock, maps)
+}
+
 const nsexecGone = "nsexec exited without reporting an error (see its output above)"
 
 func TestRunNsexec(t *testing.T) {
@@ -201,7 +214,7 @@ func TestRunNsexec(t *testing.T) {
 				err error
 			}
 			got := run(p, func(p *peer) { tc.script(p, userns) }, func() result {
-				pid, err := runNsexec(sock, msg, maps)
+				pid, err := sendAndRunNsexec(sock, msg, maps)
 				return result{pid, err}
 			})
 			checkErr(t, got.err, tc.wantErr)
@@ -234,7 +247,7 @@ func TestRunNsexecWritesIDMaps(t *testing.T) {
 		}
 		p.send(bootstrap.SyncPid, bootstrap.PidPayload(777))
 	}, func() result {
-		pid, err := runNsexec(sock, msg, maps)
+		pid, err := sendAndRunNsexec(sock, msg, maps)
 		return result{pid, err}
 	})
 	if got.err != nil || got.pid != 777 {

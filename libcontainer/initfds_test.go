@@ -122,7 +122,7 @@ func TestWithNetns(t *testing.T) {
 	if ns, _ := cfg.Namespace(configs.NEWNET); ns.Path != "" {
 		t.Errorf("the caller's config was changed: %q", ns.Path)
 	}
-	if m := bootstrapMessage(got); !slices.Contains(m.NsPaths, "net:/var/run/netns/x") || m.CloneFlags&unix.CLONE_NEWNET != 0 {
+	if m, _ := bootstrapMessage(got); !slices.Contains(m.NsPaths, "net:/var/run/netns/x") || m.CloneFlags&unix.CLONE_NEWNET != 0 {
 		t.Errorf("bootstrap message joins %v, clone flags %#x", m.NsPaths, m.CloneFlags)
 	}
 }

@@ -39,7 +39,10 @@ func TestBootstrapMessage(t *testing.T) {
 		Process:       &configs.Process{OomScoreAdj: &adj},
 		TimensOffsets: "monotonic 5 0\n",
 	}
-	m := bootstrapMessage(cfg)
+	m, err := bootstrapMessage(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := uint32(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWUSER)
 	if m.CloneFlags != want {
 		t.Errorf("clone flags %#x, want %#x", m.CloneFlags, want)

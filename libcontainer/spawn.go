@@ -11,7 +11,9 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -21,6 +23,10 @@ import (
 type initRequest struct {
 	cfg *configs.Config    // the container's, or an exec's (see execConfig)
 	msg *bootstrap.Message // namespaces and early settings for nsexec
+	// plan is the process the launcher sets up and execs; listener, when
+	// set, gives its seccomp listener's message (launch.Listener).
+	plan     *bootstrap.Plan
+	listener func() (*bootstrap.PlanListener, error)
 	// maps writes a new user namespace's id maps (nil: none is made).
 	maps *rootless.MapWriter
 	exec bool // a process exec'd into a running container
@@ -40,10 +46,6 @@ type initRequest struct {
 	// join puts init into the container's cgroups (before nsexec runs),
 	// when it did not enter them itself.
 	join func(pid int) error
-	// joinLate (an exec's Go init) joins after READY instead, right
-	// before the process's execve (EXEC_GO): Go's threads never count
-	// against the container's pids limit.
-	joinLate bool
 	// runtimeHooks applies the cgroup limits and runs prestart and
 	// createRuntime (create): when init asks, or, when it will not
 	// (configs.AsksCreateHooks), before init gets its config.
@@ -52,13 +54,21 @@ type initRequest struct {
 
 // startInit starts `husk init` for r and walks it through the protocol of
 // libcontainer/bootstrap up to READY. It returns the pid of the process
-// (also when it fails after it was forked, so the caller can kill it).
+// (also when it fails after it was forked, so the caller can kill it):
+// the container's init, or the exec'd process.
 func startInit(r *initRequest) (int, error) {
-	exe, release, err := huskBinaryView()
+	msg, err := r.msg.Encode()
 	if err != nil {
 		return 0, err
 	}
-	defer release()
+	if err := r.addListener(); err != nil {
+		return 0, err
+	}
+	view, err := huskBinaryView()
+	if err != nil {
+		return 0, err
+	}
+	defer view.release()
 	extras, err := dialInitSockets(r.cfg)
 	if err != nil {
 		return 0, err
@@ -97,9 +107,12 @@ func startInit(r *initRequest) (int, error) {
 			r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
 			files = append(files, f)
 		}
+		if msg, err = r.msg.Encode(); err != nil {
+			return 0, err
+		}
 	}
 	closeOnExecAll() // only what the child is given reaches init
-	cmd, born, err := startInCgroup(dir, exe, []string{"husk", "init"},
+	cmd, born, err := startInCgroup(dir, view.path, []string{"husk", "init"},
 		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
 		append(r.stdio[:], files...))
 	for _, f := range own {
@@ -114,36 +127,56 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
+	pid, err := r.converse(sock, cmd, born, msg, view)
+	var gone *errGone
+	if err != nil && pid == 0 && !errors.As(err, &gone) {
+		// nsexec may be blocked waiting for an answer that will not come.
+		cmd.kill()
+	}
+	werr := cmd.wait()
+	switch {
+	case errors.As(err, &gone) || (err == nil && werr != nil):
+		return pid, r.diagnose(err, werr, cmd, pid)
+	case err != nil:
+		return pid, err
+	}
+	return pid, nil
+}
 
+// converse runs the protocol with the started init: into the cgroups,
+// the bootstrap message (and an exec's PLAN), HELLO, then the create's
+// steps.
+func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []byte, view *binaryView) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups (with an entry, nsexec's first step
 	// is to write itself into the v1 ones).
-	if r.entry.NeedsMove(born) && !r.joinLate {
+	if r.entry.NeedsMove(born) {
 		if err := r.join(cmd.pid); err != nil {
-			cmd.kill()
-			cmd.wait()
 			return 0, err
 		}
 		trace.Mark("join")
 	}
 	logNamespaces(r.msg)
-	pid, err := runNsexec(sock, r.msg, r.maps)
+	if err := sendBootstrap(sock, msg); err != nil {
+		return 0, err
+	}
+	// The process comes right after: an exec's launcher sets it up before
+	// it forks, and sends PID, then READY (or ERROR); a container's pid 1
+	// forks Go init at once, and sets the process up once it is built.
+	if err := sendPlan(sock, r.plan); err != nil {
+		return 0, err
+	}
+	if err := sealAtHello(sock, view, r.exec); err != nil {
+		return 0, err
+	}
+	pid, err := runNsexec(sock, r.maps)
 	trace.Mark("nsexec")
-	if err != nil {
-		// nsexec may be blocked waiting for an answer that will not come.
-		cmd.kill()
-	}
-	// nsexec's first process exits as soon as it has forked init.
-	if werr := cmd.wait(); err == nil && werr != nil {
-		err = fmt.Errorf("nsexec: %w", werr)
-	}
-	if err != nil {
+	if err != nil || r.exec {
+		if err == nil {
+			err = awaitReady(sock, r.cfg, pid, nil)
+		}
 		return pid, err
-	}
-	if r.msg.Plan != nil {
-		// nsexec's child sets the process up itself: READY or ERROR.
-		return pid, awaitReady(sock, r.cfg, pid, nil)
 	}
 	var hooks func() error
 	switch {
@@ -157,16 +190,52 @@ func startInit(r *initRequest) (int, error) {
 			return pid, err
 		}
 	}
-	if err := configureInit(sock, r.cfg, pid, hooks); err != nil || !r.joinLate {
-		return pid, err
+	return pid, configureInit(sock, r.cfg, pid, hooks)
+}
+
+// sealAtHello waits for nsexec's HELLO, then seals the binary's view: the
+// last exec of the husk binary has happened and nsexec's image is mapped,
+// so nothing in the container may run the binary again (finding 5 of
+// issue 26). An exec's launcher then gets GO: it lets the process exec
+// only after it (it has set the process up by then: no wait).
+func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
+	if err := awaitHello(sock); err != nil {
+		return err
 	}
-	if err := r.join(pid); err != nil {
-		return pid, err
+	if err := view.seal(); err != nil {
+		return err
 	}
-	if err := bootstrap.Send(sock, bootstrap.SyncExecGo, nil); err != nil {
-		return pid, initGone("init", err)
+	if exec {
+		// Sent blind: a launcher that failed before has said why in an
+		// ERROR frame, which runNsexec reads next.
+		_ = bootstrap.Send(sock, bootstrap.SyncGo, nil)
 	}
-	return pid, nil
+	return nil
+}
+
+// addListener puts the seccomp listener's message into the plan.
+func (r *initRequest) addListener() error {
+	if r.listener == nil {
+		return nil
+	}
+	l, err := r.listener()
+	if err != nil {
+		return err
+	}
+	r.plan.Listener = l
+	return nil
+}
+
+// sendPlan sends the PLAN frame.
+func sendPlan(sock *os.File, plan *bootstrap.Plan) error {
+	b, err := plan.Encode()
+	if err != nil {
+		return err
+	}
+	if err := bootstrap.Send(sock, bootstrap.SyncPlan, b); err != nil {
+		return initGone("nsexec", err)
+	}
+	return nil
 }
 
 // startInCgroup starts exe (argv, env; files become its fds 0, 1, 2, 3,
@@ -206,8 +275,11 @@ func startInCgroup(dir *os.File, exe string, argv, env []string, files []*os.Fil
 }
 
 // initChild is nsexec's first process, reaped with wait4 (not through a
-// pidfd: see startInCgroup).
-type initChild struct{ pid int }
+// pidfd: see startInCgroup); sig is the signal that killed it, if one did.
+type initChild struct {
+	pid int
+	sig unix.Signal
+}
 
 func (c *initChild) kill() { _ = unix.Kill(c.pid, unix.SIGKILL) }
 
@@ -226,6 +298,7 @@ func (c *initChild) wait() error {
 	}
 	switch {
 	case ws.Signaled():
+		c.sig = ws.Signal()
 		return fmt.Errorf("signal: %v", ws.Signal())
 	case ws.ExitStatus() != 0:
 		return fmt.Errorf("exit status %d", ws.ExitStatus())
@@ -233,9 +306,31 @@ func (c *initChild) wait() error {
 	return nil
 }
 
+// diagnose words how husk init died when it closed the init socket
+// without a word (err), or when nsexec's first process failed (werr). That process
+// (an exec's launcher) is ours to wait for; a container's pid 1 is an
+// orphan of ours by now. A launcher killed by SIGSYS was killed by the
+// seccomp filter it had just loaded: say so, naming its default action.
+func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
+	sig := cmd.sig
+	if sig == 0 && pid > 0 && !r.exec {
+		sig = deathSignal(pid)
+	}
+	switch {
+	case sig == unix.SIGSYS && r.cfg.Seccomp != nil:
+		return fmt.Errorf("linux.seccomp: husk init was killed by SIGSYS right after loading the filter (%s): "+
+			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.cfg.Seccomp))
+	case sig != 0:
+		return fmt.Errorf("husk init was killed by signal %d (%v) before the process was ready", int(sig), sig)
+	case err == nil:
+		return fmt.Errorf("nsexec: %w", werr)
+	}
+	return err
+}
+
 // bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
 // flags, joined ones as paths (user first), id maps, early settings.
-func bootstrapMessage(cfg *configs.Config) *bootstrap.Message {
+func bootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
 	m := &bootstrap.Message{TimeOffsets: cfg.TimensOffsets}
 	for _, t := range configs.NamespaceTypes() {
 		ns, ok := cfg.Namespace(t)
@@ -254,7 +349,9 @@ func bootstrapMessage(cfg *configs.Config) *bootstrap.Message {
 	if p := cfg.Process; p != nil && p.OomScoreAdj != nil {
 		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
 	}
-	return m
+	var err error
+	m.Affinity, err = launch.InitialAffinity(cfg.Process)
+	return m, err
 }
 
 func idMapText(maps []configs.IDMap) string {

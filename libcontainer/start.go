@@ -3,25 +3,40 @@ package libcontainer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/hooks"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/trace"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
-// Start lets a created container's init exec the process: init is blocked
-// opening exec.fifo for writing; opening it for reading releases it, and
-// what init writes says it got that far. Then the poststart hooks run.
+// Start lets a created container's init exec the process: first the
+// startContainer hooks run in the container; then init, blocked opening
+// exec.fifo for writing, is released by opening it for reading, and what
+// init writes says it got that far. Then the poststart hooks run. A
+// failed startContainer hook kills init: the container is stopped.
 func (c *Container) Start() error {
 	if !c.saveAtStart { // else this process made it a moment ago
 		if _, err := c.check(OpStart); err != nil {
 			return err
 		}
+	}
+	if err := c.runStartHooks(); err != nil {
+		unix.Kill(c.State.InitPid, unix.SIGKILL)
+		if werr := waitGone(c.State.InitPid, c.State.InitStart); werr != nil {
+			logrus.Warn(werr)
+		}
+		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
 	path := filepath.Join(c.dir, fifoName)
 	f, err := openExecFifo(path, c.State.InitPid)
@@ -44,6 +59,109 @@ func (c *Container) Start() error {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
 	c.runPoststart()
+	return nil
+}
+
+// runStartHooks runs the startContainer hooks, each launched into the
+// created container as an exec is (launchIn): its namespaces and cgroups,
+// the process's user, capabilities, seccomp filter and cwd, as runc runs
+// them from init once it dropped its privileges; the hook's own path and
+// args, its own environment or else the process's (as runc), the
+// container's state on stdin (its pid as seen in the container).
+func (c *Container) runStartHooks() error {
+	cfg := c.State.Config
+	if cfg == nil || len(cfg.Hooks[configs.StartContainer]) == 0 {
+		return nil
+	}
+	if c.saveAtStart { // the hooks may fail: delete must find the container
+		c.saveAtStart = false
+		if err := saveState(c.dir, c.State); err != nil {
+			return err
+		}
+	}
+	if c.State.partial { // the process and the filter were skipped
+		full, err := loadState(c.dir, loadFull)
+		if err != nil {
+			return err
+		}
+		cfg = full.Config
+	}
+	cfg, err := withCompiledSeccomp(cfg)
+	if err != nil {
+		return err
+	}
+	st := cfg.SpecState(specs.StateCreated, nsPid(c.State.InitPid))
+	return hooks.RunWith(configs.StartContainer, cfg.Hooks[configs.StartContainer], st,
+		func(h configs.Hook, stdin []byte, out io.Writer) error { return c.runHookIn(cfg, h, stdin, out) })
+}
+
+// runHookIn runs hook h in the container and waits for it, killing it
+// once its timeout passed.
+func (c *Container) runHookIn(cfg *configs.Config, h configs.Hook, stdin []byte, out io.Writer) error {
+	p := cfg.Process.Clone()
+	p.Args = h.Args
+	if len(p.Args) == 0 {
+		p.Args = []string{h.Path}
+	}
+	if h.Env != nil {
+		p.Env = h.Env
+	}
+	p.Terminal = false
+	hc := *cfg
+	hc.Process, hc.Hooks = p, nil
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		return err
+	}
+	defer outR.Close()
+	pid, err := c.launchIn(&hc, launch.Options{Exec: true, Path: h.Path, ExactEnv: h.Env != nil},
+		&ExecOpts{Stdin: inR, Stdout: outW, Stderr: outW})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		return err
+	}
+	go func() {
+		inW.Write(stdin)
+		inW.Close()
+	}()
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, outR)
+		close(copied)
+	}()
+	var timedOut atomic.Bool
+	if h.Timeout > 0 {
+		t := time.AfterFunc(time.Duration(h.Timeout)*time.Second, func() {
+			timedOut.Store(true)
+			unix.Kill(pid, unix.SIGKILL)
+		})
+		defer t.Stop()
+	}
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	select { // what it printed, unless something it started holds the pipe
+	case <-copied:
+	case <-time.After(time.Second):
+	}
+	switch {
+	case timedOut.Load():
+		return hooks.TimedOut(h.Timeout)
+	case ws.Signaled():
+		return fmt.Errorf("signal: %v", ws.Signal())
+	case ws.ExitStatus() != 0:
+		return fmt.Errorf("exit status %d", ws.ExitStatus())
+	}
 	return nil
 }
 

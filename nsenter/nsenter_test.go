@@ -17,11 +17,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/caps"
 )
 
-// TestMain doubles as the Go side of `husk init` when the test binary is
-// re-executed with the init socket set: nsexec has already run in the
-// constructor, and fakeInit stands in for Go init.
+// TestMain doubles as Go init when the test binary is re-executed with
+// the init socket set: nsexec has already run in the constructor (pid 1,
+// the launcher, forked this process), and fakeInit stands in for Go init.
 func TestMain(m *testing.M) {
 	if os.Getenv(bootstrap.EnvInitPipe) != "" {
 		os.Exit(fakeInit())
@@ -29,18 +30,57 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeInit waits for CONFIG like the real init, answers READY with its pid
-// as seen in its own PID namespace, then waits for the test to hang up.
+// syncTestPids is fakeInit's own frame: its parent's pid (the container's
+// init) and its own, as its pid namespace sees them.
+const syncTestPids bootstrap.SyncType = 100
+
+// fakeInit waits for CONFIG like Go init, reports the pids, and hands
+// over to pid 1 (the root, no pty) as Go init does.
 func fakeInit() int {
 	sock := os.NewFile(3, "initpipe")
 	if t, _, err := bootstrap.Recv(sock); err != nil || t != bootstrap.SyncConfig {
 		return 2
 	}
-	if err := bootstrap.Send(sock, bootstrap.SyncReady, bootstrap.PidPayload(os.Getpid())); err != nil {
+	pids := append(bootstrap.PidPayload(os.Getppid()), bootstrap.PidPayload(os.Getpid())...)
+	if err := bootstrap.Send(sock, syncTestPids, pids); err != nil {
 		return 3
 	}
-	_, _ = io.Copy(io.Discard, sock)
+	fd, _ := strconv.Atoi(os.Getenv(bootstrap.EnvLauncherFd))
+	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil || unix.Sendmsg(fd, []byte{'D'}, unix.UnixRights(root), nil, 0) != nil {
+		return 4
+	}
 	return 0
+}
+
+// enc is m encoded.
+func enc(t *testing.T, m *bootstrap.Message) []byte {
+	t.Helper()
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sleepPlan is the process the tests' inits exec: sleep, as root with
+// the capabilities of our bounding set.
+func sleepPlan(t *testing.T) []byte {
+	t.Helper()
+	last, err := caps.LastCap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all uint64
+	for _, line := range strings.Split(readProc(t, os.Getpid(), "status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapBnd:\t"); ok {
+			all, _ = strconv.ParseUint(v, 16, 64)
+		}
+	}
+	return encode(t, &bootstrap.Plan{
+		Args: []string{"sleep", "1000"}, Env: []string{"PATH=/usr/bin:/bin"}, Cwd: "/", Umask: 0o22,
+		Caps: bootstrap.PlanCaps{Bounding: all, Effective: all, Permitted: all, LastCap: uint32(last)},
+	})
 }
 
 func TestParseRoundTrip(t *testing.T) {
@@ -58,8 +98,9 @@ func TestParseRoundTrip(t *testing.T) {
 		{NsPaths: []string{"mnt:/m", "uts:/u", "pid:/p", "cgroup:/c", "time:/t"}},
 		{OomScoreAdj: "1"}, // payload length not a multiple of 4: padded
 		{CgroupTasks: []uint32{3, 7, 12}},
+		{Affinity: []uint64{0x5, 0, 1 << 63}},
 	} {
-		got, err := ParseBootstrap(m.Encode())
+		got, err := ParseBootstrap(enc(t, &m))
 		if err != nil {
 			t.Errorf("%+v: %v", m, err)
 			continue
@@ -79,6 +120,25 @@ func message(attrs ...*nl.RtAttr) []byte {
 	return req.Serialize()
 }
 
+// A field past a netlink attribute's 16-bit length is refused by name,
+// never wrapped.
+func TestEncodeRefusesWhatWouldWrap(t *testing.T) {
+	for _, c := range []struct {
+		m    bootstrap.Message
+		want string
+	}{
+		{bootstrap.Message{UIDMap: strings.Repeat("0 0 1\n", 12000)}, "linux.uidMappings: 72000 bytes in the bootstrap message, over the 65531"},
+		{bootstrap.Message{NsPaths: []string{"net:/" + strings.Repeat("a", 65530)}}, "linux.namespaces: the paths: 65535 bytes"},
+	} {
+		if _, err := c.m.Encode(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+	if _, err := (&bootstrap.Message{GIDMap: strings.Repeat("x", bootstrap.AttrMax)}).Encode(); err != nil {
+		t.Errorf("exactly the limit: %v", err)
+	}
+}
+
 func TestParseTrailingNUL(t *testing.T) {
 	b := message(
 		nl.NewRtAttr(bootstrap.AttrNsPaths, []byte("net:/a,uts:/b\x00")),
@@ -95,7 +155,7 @@ func TestParseTrailingNUL(t *testing.T) {
 }
 
 func TestParseMalformed(t *testing.T) {
-	good := (&bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, UIDMap: "0 0 1"}).Encode()
+	good := enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, UIDMap: "0 0 1"})
 	patch := func(off int, v uint16) []byte {
 		b := bytes.Clone(good)
 		binary.NativeEndian.PutUint16(b[off:], v)
@@ -130,6 +190,8 @@ func TestParseMalformed(t *testing.T) {
 		{"cgroup tasks too many", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, make([]byte, 4*33))), "1 to 32 fds"},
 		{"cgroup tasks twice", message(nl.NewRtAttr(bootstrap.AttrCgroupTasks, nl.Uint32Attr(5)), nl.NewRtAttr(bootstrap.AttrCgroupTasks, nl.Uint32Attr(6))), "CGROUP_TASKS appears twice"},
 		{"too many paths", message(str(bootstrap.AttrNsPaths, strings.Repeat("net:/a,", 16)+"net:/a")), "more than 16 entries"},
+		{"affinity size", message(nl.NewRtAttr(bootstrap.AttrAffinity, make([]byte, 12))), "AFFINITY: 12 bytes"},
+		{"affinity twice", message(nl.NewRtAttr(bootstrap.AttrAffinity, make([]byte, 8)), nl.NewRtAttr(bootstrap.AttrAffinity, make([]byte, 8))), "AFFINITY appears twice"},
 	} {
 		_, err := ParseBootstrap(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -144,14 +206,25 @@ func TestParseMalformed(t *testing.T) {
 	}
 }
 
+// FuzzParseBootstrap: the bootstrap message's parser (parse.c) against
+// random input. Whatever it accepts, each field it yields is a byte-exact
+// copy of its own attribute's payload, as the netlink package's own
+// attribute walker (written apart) splits the message; and any message
+// made from the input encodes and parses back to itself.
 func FuzzParseBootstrap(f *testing.F) {
-	f.Add((&bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, NsPaths: []string{"net:/a"}, UIDMap: "0 0 1"}).Encode())
+	f.Add(enc(&testing.T{}, &bootstrap.Message{CloneFlags: unix.CLONE_NEWNS, NsPaths: []string{"net:/a"}, UIDMap: "0 0 1",
+		CgroupTasks: []uint32{5}, Affinity: []uint64{3}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ParseBootstrap(b)
-		if err == nil {
-			if _, err := ParseBootstrap(m.Encode()); err != nil {
-				t.Errorf("re-encoded %+v: %v", m, err)
-			}
+		if m, err := ParseBootstrap(b); err == nil {
+			checkAgainstAttrs(t, b, m)
+		}
+		m := messageFrom(b)
+		back, err := ParseBootstrap(enc(t, &m))
+		if err != nil {
+			t.Fatalf("%+v: %v", m, err)
+		}
+		if !reflect.DeepEqual(back, m) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", back, m)
 		}
 	})
 }
@@ -193,7 +266,7 @@ func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 	p := &initProc{t: t, sock: os.NewFile(uintptr(fds[0]), "parent")}
 	child := os.NewFile(uintptr(fds[1]), "child")
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
+	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3", bootstrap.EnvLauncherFd+"="+strconv.Itoa(4+len(extra)))
 	p.cmd.ExtraFiles = append([]*os.File{child}, extra...)
 	if p.stderr, err = os.CreateTemp(t.TempDir(), "stderr"); err != nil {
 		t.Fatal(err)
@@ -206,6 +279,10 @@ func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.reap)
+	if msg != nil && os.Getenv(bootstrap.EnvInitType) != bootstrap.InitTypeExec {
+		// A container's pid 1 gets its process right after the message.
+		msg = append(bytes.Clone(msg), frame(t, bootstrap.SyncPlan, sleepPlan(t))...)
+	}
 	if _, err := p.sock.Write(msg); err != nil {
 		t.Fatal(err)
 	}
@@ -229,11 +306,15 @@ func (p *initProc) stderrText() string {
 	return string(b)
 }
 
-// recv reads one frame and fails unless it has type want.
+// recv reads one frame and fails unless it has type want (nsexec's HELLO,
+// first, is skipped).
 func (p *initProc) recv(want bootstrap.SyncType) []byte {
 	p.t.Helper()
 	_ = p.sock.SetReadDeadline(time.Now().Add(10 * time.Second))
 	typ, payload, err := bootstrap.Recv(p.sock)
+	if err == nil && typ == bootstrap.SyncHello && want != bootstrap.SyncHello {
+		typ, payload, err = bootstrap.Recv(p.sock)
+	}
 	if err != nil {
 		p.t.Fatalf("waiting for %s: %v (stderr: %q)", want, err, p.stderrText())
 	}
@@ -259,8 +340,9 @@ func (p *initProc) send(typ bootstrap.SyncType, payload []byte) {
 	}
 }
 
-// finish takes the Go init's pid, runs the CONFIG/READY exchange with
-// fakeInit and returns the pid fakeInit sees for itself.
+// finish takes the init's pid, runs the CONFIG exchange
+// with fakeInit, waits for the launcher's READY (it then execs sleep) and
+// returns the init's pid and its pid as its pid namespace sees it.
 func (p *initProc) finish() (hostPid, innerPid int) {
 	p.t.Helper()
 	p.pid = p.recvPid(bootstrap.SyncPid)
@@ -268,7 +350,9 @@ func (p *initProc) finish() (hostPid, innerPid int) {
 		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderrText())
 	}
 	p.send(bootstrap.SyncConfig, []byte("{}"))
-	return p.pid, p.recvPid(bootstrap.SyncReady)
+	pids := p.recv(syncTestPids)
+	p.recv(bootstrap.SyncReady)
+	return p.pid, int(binary.NativeEndian.Uint32(pids))
 }
 
 // fail expects an ERROR frame containing want and exit status 1.
@@ -302,7 +386,7 @@ func readProc(t *testing.T, pid int, file string) string {
 
 func TestUnshareAndJoin(t *testing.T) {
 	self := os.Getpid()
-	a := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS | unix.CLONE_NEWPID}).Encode())
+	a := startInit(t, enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS | unix.CLONE_NEWPID}))
 	pidA, inner := a.finish()
 	if inner != 1 {
 		t.Errorf("Go init's pid in its new PID namespace: %d, want 1", inner)
@@ -314,10 +398,10 @@ func TestUnshareAndJoin(t *testing.T) {
 	}
 
 	// B joins A's uts namespace and (by path) our net namespace.
-	b := startInit(t, (&bootstrap.Message{NsPaths: []string{
+	b := startInit(t, enc(t, &bootstrap.Message{NsPaths: []string{
 		"uts:/proc/" + strconv.Itoa(pidA) + "/ns/uts",
 		"net:/proc/" + strconv.Itoa(self) + "/ns/net",
-	}}).Encode())
+	}}))
 	pidB, _ := b.finish()
 	if nsLink(t, pidB, "uts") != nsLink(t, pidA, "uts") {
 		t.Error("B did not join A's uts namespace")
@@ -328,7 +412,7 @@ func TestUnshareAndJoin(t *testing.T) {
 }
 
 func TestUserNamespace(t *testing.T) {
-	p := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER | unix.CLONE_NEWUTS}).Encode())
+	p := startInit(t, enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER | unix.CLONE_NEWUTS}))
 	pid := p.recvPid(bootstrap.SyncUsermapPls)
 	for _, f := range []string{"uid_map", "gid_map"} {
 		if err := os.WriteFile("/proc/"+strconv.Itoa(pid)+"/"+f, []byte("0 100000 65536"), 0); err != nil {
@@ -352,11 +436,11 @@ func TestTimeNamespaceAndOom(t *testing.T) {
 	if _, err := os.Stat("/proc/self/ns/time"); err != nil {
 		t.Skip("no time namespaces:", err)
 	}
-	p := startInit(t, (&bootstrap.Message{
+	p := startInit(t, enc(t, &bootstrap.Message{
 		CloneFlags:  unix.CLONE_NEWTIME,
 		TimeOffsets: "monotonic 86400 0",
 		OomScoreAdj: "123",
-	}).Encode())
+	}))
 	pid, _ := p.finish()
 	if got := strings.Fields(readProc(t, pid, "timens_offsets")); !reflect.DeepEqual(got[:3], []string{"monotonic", "86400", "0"}) {
 		t.Errorf("timens_offsets: %q", got)
@@ -367,15 +451,15 @@ func TestTimeNamespaceAndOom(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	startInit(t, (&bootstrap.Message{NsPaths: []string{"net:/nonexistent/netns/x"}}).Encode()).
+	startInit(t, enc(t, &bootstrap.Message{NsPaths: []string{"net:/nonexistent/netns/x"}})).
 		fail("nsexec: open net:/nonexistent/netns/x: No such file or directory")
-	startInit(t, (&bootstrap.Message{NsPaths: []string{"net:/proc/self/ns/uts"}}).Encode()).
+	startInit(t, enc(t, &bootstrap.Message{NsPaths: []string{"net:/proc/self/ns/uts"}})).
 		fail("nsexec: setns net:/proc/self/ns/uts: Invalid argument")
 	startInit(t, message(nl.NewRtAttr(999, nil))).
 		fail("nsexec: bootstrap message: unknown attribute type 999")
-	startInit(t, (&bootstrap.Message{OomScoreAdj: "lots"}).Encode()).
+	startInit(t, enc(t, &bootstrap.Message{OomScoreAdj: "lots"})).
 		fail(`nsexec: write OOM_SCORE_ADJ "lots" to /proc/self/oom_score_adj: Invalid argument`)
-	u := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER}).Encode())
+	u := startInit(t, enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWUSER}))
 	u.recv(bootstrap.SyncUsermapPls)
 	u.send(bootstrap.SyncPid, bootstrap.PidPayload(1))
 	u.fail("nsexec: waiting for USERMAP_ACK: got sync frame type 3 with 4 bytes")
@@ -388,10 +472,12 @@ func TestErrors(t *testing.T) {
 		t.Errorf("bad fd: exit %v, output %q, want %q", err, out, want)
 	}
 
-	// The parent hangs up before sending the message.
+	// The parent hangs up before sending the message (before or after
+	// nsexec's HELLO): said on stderr.
 	p := startInit(t, nil)
 	p.sock.Close()
-	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: unexpected end of file") {
+	if err := p.cmd.Wait(); err == nil || !strings.Contains(p.stderrText(), "nsexec: read bootstrap message header: ") &&
+		!strings.Contains(p.stderrText(), "nsexec: send HELLO: Broken pipe") {
 		t.Errorf("exit %v, stderr %q", err, p.stderrText())
 	}
 }
@@ -414,7 +500,7 @@ func TestJoinCgroupTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tasks.Close()
-	p := startInit(t, (&bootstrap.Message{CgroupTasks: []uint32{4}}).Encode(), tasks)
+	p := startInit(t, enc(t, &bootstrap.Message{CgroupTasks: []uint32{4}}), tasks)
 	pid, _ := p.finish()
 	if got, want := readProc(t, pid, "cgroup"), ":pids:/"+strings.TrimPrefix(dir, root+"/")+"\n"; !strings.Contains(got, want) {
 		t.Errorf("Go init's /proc/PID/cgroup lacks %q:\n%s", want, got)
@@ -426,12 +512,12 @@ func TestJoinCgroupTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	startInit(t, (&bootstrap.Message{CgroupTasks: []uint32{4}}).Encode(), ro).
+	startInit(t, enc(t, &bootstrap.Message{CgroupTasks: []uint32{4}}), ro).
 		fail(`nsexec: join cgroup: write "0" to ` + dir + `/tasks (fd 4): Bad file descriptor`)
 }
 
-// TestManyInARow starts Go in many forked inits: Go >= 1.22 aborts in a
-// process made by a raw clone(2) (runc issue 4233); fork must not.
+// TestManyInARow starts Go in many forked Go inits: Go >= 1.22 aborts in
+// a process made by a raw clone(2) (runc issue 4233); fork must not.
 func TestManyInARow(t *testing.T) {
 	n := 50
 	if testing.Short() {
@@ -439,16 +525,13 @@ func TestManyInARow(t *testing.T) {
 	}
 	flags := uint32(unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID | unix.CLONE_NEWNET)
 	for i := 0; i < n; i++ {
-		p := startInit(t, (&bootstrap.Message{CloneFlags: flags}).Encode())
+		// finish sees Go init report, hand over and exit 0 (pid 1 goes
+		// on only then), and pid 1's READY.
+		p := startInit(t, enc(t, &bootstrap.Message{CloneFlags: flags}))
 		if _, inner := p.finish(); inner != 1 {
 			t.Fatalf("run %d: pid %d, want 1", i, inner)
 		}
-		p.sock.Close()
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
-			t.Fatalf("run %d: Go init exit %v %v (stderr %q)", i, ws, err, p.stderrText())
-		}
-		p.pid = 0
+		p.reap()
 	}
 }
 
@@ -464,7 +547,7 @@ func TestDebugLinesOnlyWithLogDebug(t *testing.T) {
 		if debug {
 			t.Setenv(bootstrap.EnvLogDebug, "1")
 		}
-		p := startInit(t, (&bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS}).Encode(), w)
+		p := startInit(t, enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS}), w)
 		w.Close()
 		p.finish()
 		p.reap()
@@ -478,4 +561,87 @@ func TestDebugLinesOnlyWithLogDebug(t *testing.T) {
 			t.Errorf("with %s=%v: log pipe %q", bootstrap.EnvLogDebug, debug, out)
 		}
 	}
+}
+
+// frame is one sync frame, as the parent writes it.
+func frame(t *testing.T, typ bootstrap.SyncType, payload []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := bootstrap.Send(&b, typ, payload); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// execMessage is what the parent sends an exec's nsexec: the bootstrap
+// message, the PLAN, and GO (the binary's view is sealed).
+func execMessage(t *testing.T, plan *bootstrap.Plan) []byte {
+	b := append(enc(t, &bootstrap.Message{}), frame(t, bootstrap.SyncPlan, encode(t, plan))...)
+	return append(b, frame(t, bootstrap.SyncGo, nil)...)
+}
+
+// TestLaunchExec runs an exec's launch through nsexec (the re-executed
+// test binary, no namespaces): the launcher sets the process up as the
+// plan says, forks it and lets it exec; PID, then READY once it has. A
+// failure is an ERROR naming the field, and leaves no process.
+func TestLaunchExec(t *testing.T) {
+	t.Setenv(bootstrap.EnvInitType, bootstrap.InitTypeExec)
+	last, err := caps.LastCap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "$A $HOME $(id -u):$(id -g) $(umask) $(pwd)" >&2; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status >&2`
+	plan := &bootstrap.Plan{
+		Args: []string{"sh", "-c", script}, Env: []string{"A=1", "PATH=/nope:/usr/bin:/bin", "HOME="}, FillHome: true,
+		Cwd: "/tmp", UID: 65534, GID: 65534, Umask: 0o077, NoNewPrivs: true,
+		Caps: bootstrap.PlanCaps{Bounding: 1 << 5, LastCap: uint32(last)},
+	}
+	p := startInit(t, execMessage(t, plan))
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	p.recv(bootstrap.SyncReady)
+	_ = p.cmd.Wait() // the launcher: then the process is ours to reap
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
+		t.Fatalf("the process: %v, status %v (stderr %q)", err, ws, p.stderrText())
+	}
+	p.pid = 0
+	out := p.stderrText()
+	home := "/" // of uid 65534, from the host's /etc/passwd (no mount namespace here)
+	if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Split(line, ":"); len(f) >= 6 && f[2] == "65534" && f[5] != "" {
+				home = f[5]
+				break
+			}
+		}
+	}
+	for _, want := range []string{"1 " + home + " 65534:65534 0077 /tmp\n", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000020", "NoNewPrivs:\t1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the process's output %q", want, out)
+		}
+	}
+
+	// Refused before the fork: no PID, the launcher's words.
+	plan.Args = []string{"no-such-binary"}
+	p = startInit(t, execMessage(t, plan))
+	p.fail(`exec: "no-such-binary": executable file not found in $PATH`)
+	plan.Args, plan.Cwd = []string{"true"}, "/no/such/dir"
+	p = startInit(t, execMessage(t, plan))
+	p.fail(`process.cwd: chdir "/no/such/dir": no such file or directory`)
+
+	// Refused after the fork (the forked process sets a SCHED_DEADLINE
+	// scheduler itself, which a process without CAP_SYS_NICE may not):
+	// PID, then ERROR, and the process is gone.
+	plan.Cwd = "/"
+	plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7}
+	p = startInit(t, execMessage(t, plan))
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	if msg := string(p.recv(bootstrap.SyncError)); !strings.Contains(msg, "process.scheduler: sched_setattr(policy 6") {
+		t.Errorf("error %q", msg)
+	}
+	_ = p.cmd.Wait() // the launcher: then the process is ours to reap
+	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 127 {
+		t.Errorf("the forked process: %v, status %v, want exit 127", err, ws)
+	}
+	p.pid = 0
 }

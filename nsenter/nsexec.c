@@ -2,19 +2,20 @@
  * nsexec: the C stage of `husk init`, run before the Go runtime starts
  * (constructor in nsenter.go); a no-op unless _HUSK_INITPIPE is set. On that
  * socket (protocol: libcontainer/bootstrap/protocol.go) it reads the
- * bootstrap message, enters the v1 cgroups it names, writes oom_score_adj, opens every namespace path and
- * then setns each (a joined user namespace between the others: see
- * join_namespaces), unshares a user namespace (the parent writes its id
- * maps) and then the others, and forks: the first process sends the
- * child's pid and exits, the child returns into Go, or, when the message
- * carries an exec's plan, sets the process up in C and execs it without
- * ever starting Go (execproc.c). fork(2), never a raw clone(2): Go >= 1.22
- * aborts on a cloned process's glibc state (runc #4233).
+ * bootstrap message (parse.c) and, for an exec, the PLAN of the process;
+ * enters the v1 cgroups it names, keeps only the fds of the contract,
+ * sets the initial CPU affinity and oom_score_adj, opens every namespace
+ * path and then setns each (a joined user namespace between the others:
+ * see join_namespaces), unshares a user namespace (the parent writes its
+ * id maps) and then the others. Then run.c launches: an exec's process
+ * (set up here, then forked into the container's pid namespace), or a
+ * container's pid 1, which forks Go init to build the container and then
+ * sets up and execs the process itself. fork(2), never a raw clone(2):
+ * Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
  * (stderr if that fails) and exits 1. Each step is logged by debugf to the
- * log pipe, which the parent re-logs under --debug. The message's parser
- * is parse.c.
+ * log pipe, which the parent re-logs under --debug.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,128 +35,25 @@
 
 #include "bootstrap.h"
 #include "nsexec.h"
-#include "execproc.h"
+#include "launch.h"
 
-#define MAX_MSG (1 << 20) /* bound on the bootstrap message */
-
-/* ---- the init socket ------------------------------------------------- */
-
-static int initpipe = -1;
-
-static int send_all(const void *buf, size_t n)
-{
-	const char *p = buf;
-	ssize_t w;
-
-	while (n > 0) {
-		w = send(initpipe, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= w;
-	}
-	return 0;
-}
-
-/*
- * gate: in an exec's forked child (plan path), the read end of a pipe
- * whose write end only the first process holds. The child sends nothing
- * before it reads EOF there: its frames come after the first process's PID.
- */
-static int gate = -1;
-
-int husk_send_frame(uint32_t type, const void *payload, uint32_t len)
-{
-	uint32_t hdr[2] = {type, len};
-	char c;
-
-	while (gate >= 0 && read(gate, &c, 1) < 0 && errno == EINTR)
-		;
-	if (gate >= 0)
-		close(gate);
-	gate = -1;
-
-	return send_all(hdr, sizeof(hdr)) < 0 ? -1 : send_all(payload, len);
-}
-#define send_frame husk_send_frame
-
-void husk_fail(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (send_frame(HUSK_SYNC_ERROR, msg, strlen(msg)) < 0)
-		dprintf(STDERR_FILENO, "%s\n", msg);
-	_exit(1);
-}
 #define die(fmt, ...) husk_fail("nsexec: " fmt, ##__VA_ARGS__)
-
-/*
- * husk_logf: one JSON line {"level":"...","msg":"..."} on the log pipe;
- * the parent re-logs it to --log in --log-format. Debug lines are written
- * only under the parent's --debug (HUSK_ENV_LOGDEBUG set).
- */
-void husk_logf(const char *level, const char *fmt, ...)
-{
-	char msg[512], line[1200];
-	const char *env = getenv(HUSK_ENV_LOGPIPE);
-	size_t n;
-	va_list ap;
-
-	if (!env || (strcmp(level, "debug") == 0 && !getenv(HUSK_ENV_LOGDEBUG)))
-		return;
-	n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"", level);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (char *c = msg; *c && n < sizeof(line) - 8; c++) {
-		if (*c == '"' || *c == '\\')
-			line[n++] = '\\';
-		line[n++] = (unsigned char)*c < ' ' ? ' ' : *c;
-	}
-	memcpy(line + n, "\"}\n", 4);
-	if (write(atoi(env), line, n + 3) < 0)
-		return; /* best effort */
-}
 #define debugf(fmt, ...) husk_logf("debug", "nsexec: " fmt, ##__VA_ARGS__)
-
-static void read_or_die(void *buf, size_t n, const char *what)
-{
-	char *p = buf;
-	ssize_t r;
-
-	while (n > 0) {
-		r = read(initpipe, p, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			die("read %s: %s", what, strerror(errno));
-		if (r == 0)
-			die("read %s: unexpected end of file", what);
-		p += r;
-		n -= r;
-	}
-}
 
 static char *read_bootstrap(size_t *len)
 {
 	struct nlmsghdr hdr;
 	char *buf;
 
-	read_or_die(&hdr, sizeof(hdr), "bootstrap message header");
-	if (hdr.nlmsg_len < sizeof(hdr) || hdr.nlmsg_len > MAX_MSG)
+	husk_read(&hdr, sizeof(hdr), "bootstrap message header");
+	if (hdr.nlmsg_len < sizeof(hdr) || hdr.nlmsg_len > HUSK_BOOTSTRAP_MAX)
 		die("bootstrap message: length %u out of range [%zu, %d]", hdr.nlmsg_len,
-		    sizeof(hdr), MAX_MSG);
+		    sizeof(hdr), HUSK_BOOTSTRAP_MAX);
 	buf = malloc(hdr.nlmsg_len);
 	if (!buf)
 		die("bootstrap message: allocate %u bytes: %s", hdr.nlmsg_len, strerror(errno));
 	memcpy(buf, &hdr, sizeof(hdr));
-	read_or_die(buf + sizeof(hdr), hdr.nlmsg_len - sizeof(hdr), "bootstrap message");
+	husk_read(buf + sizeof(hdr), hdr.nlmsg_len - sizeof(hdr), "bootstrap message");
 	*len = hdr.nlmsg_len;
 	return buf;
 }
@@ -264,9 +162,9 @@ static void unshare_user(void)
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		die("unshare user: %s", strerror(errno));
-	if (send_frame(HUSK_SYNC_USERMAP_PLS, &pid, sizeof(pid)) < 0)
+	if (husk_send_frame(HUSK_SYNC_USERMAP_PLS, &pid, sizeof(pid)) < 0)
 		die("send USERMAP_PLS: %s", strerror(errno));
-	read_or_die(ack, sizeof(ack), "USERMAP_ACK");
+	husk_read(ack, sizeof(ack), "USERMAP_ACK");
 	if (ack[0] != HUSK_SYNC_USERMAP_ACK || ack[1] != 0)
 		die("waiting for USERMAP_ACK: got sync frame type %u with %u bytes", ack[0], ack[1]);
 	become_root("the new user namespace");
@@ -317,15 +215,43 @@ static int is_exec(void)
 	return t && strcmp(t, HUSK_INITTYPE_EXEC) == 0;
 }
 
+/*
+ * Forgets the CPU affinity inherited from husk's caller (`taskset -c 0
+ * husk run`): every CPU, which the kernel narrows to the cgroup's cpuset;
+ * then process.execCPUAffinity.initial, if any. After the cgroups are
+ * joined (joining a cpuset resets it), before any namespace.
+ */
+static void set_initial_affinity(const struct husk_bootstrap *b)
+{
+	uint64_t all[16];
+	char err[512];
+
+	memset(all, 0xff, sizeof(all));
+	if (husk_set_affinity("reset the CPU affinity inherited from husk's caller", all, 16, err, sizeof(err)) < 0)
+		husk_fail("%s", err);
+	if (b->affinity && husk_set_affinity("process.execCPUAffinity.initial", b->affinity,
+					     b->affinity_words, err, sizeof(err)) < 0)
+		husk_fail("%s", err);
+}
+
+static void setup_namespaces(const struct husk_bootstrap *b, int timens_fd)
+{
+	join_namespaces(b);
+	if (b->clone_flags & CLONE_NEWUSER)
+		unshare_user();
+	unshare_others(b, timens_fd);
+}
+
 void husk_nsexec(void)
 {
 	const char *env = getenv(HUSK_ENV_INITPIPE);
 	struct husk_bootstrap b;
-	struct husk_exec_plan plan;
+	struct husk_plan plan;
+	struct husk_launch l;
 	char err[512], *msg, *end;
-	int plan_given, gate_pipe[2] = {-1, -1};
-	int timens_fd = -1;
+	int timens_fd = -1, exec = is_exec();
 	size_t len;
+	uint32_t plan_len;
 	long fd;
 	pid_t pid;
 
@@ -335,48 +261,61 @@ void husk_nsexec(void)
 	fd = strtol(env, &end, 10);
 	if (*env == '\0' || *end != '\0' || errno || fd < 0 || fd > INT_MAX)
 		die("%s=\"%s\": not an fd number", HUSK_ENV_INITPIPE, env);
-	initpipe = fd;
+	husk_initpipe = fd;
+	husk_mark(NULL);
+	/* Our image is mapped: the parent may now seal the binary's view
+	 * against exec (sealed sooner, the kernel's mapping of our segments
+	 * would fail, and kill us, after execve's point of no return). */
+	if (husk_send_frame(HUSK_SYNC_HELLO, NULL, 0) < 0)
+		die("send HELLO: %s", strerror(errno));
 
 	msg = read_bootstrap(&len);
 	if (husk_parse_bootstrap(msg, len, &b, err, sizeof(err)) < 0)
 		die("bootstrap message: %s", err);
 	free(msg);
-	if (b.plan && husk_parse_exec_plan(b.plan, b.plan_len, &plan, err, sizeof(err)) < 0)
-		die("bootstrap message: EXEC_PLAN: %s", err);
+	/* The process comes right after the bootstrap message. */
+	msg = husk_read_frame(HUSK_SYNC_PLAN, HUSK_PLAN_MAX, &plan_len);
+	if (husk_parse_plan(msg, plan_len, &plan, err, sizeof(err)) < 0)
+		die("PLAN: %s", err);
+	free(msg);
+	husk_launch_init(&l, &plan, exec);
 	join_cgroups(&b);
-	plan_given = b.plan != NULL;
-	if ((is_exec() || plan_given) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	/* An exec never shows in the container with more than the process
+	 * will have: non-dumpable, and invisible until it forks. */
+	if (exec && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
-	if (plan_given)
-		husk_close_stray_fds(initpipe); /* /proc is still the runtime's */
+	husk_close_stray_fds(); /* /proc is still the runtime's */
+	set_initial_affinity(&b);
 	if (b.oom_score_adj)
 		write_file("/proc/self/oom_score_adj", b.oom_score_adj, "OOM_SCORE_ADJ");
+	if (exec && husk_launch_open(&l) < 0)
+		husk_fail("%s", l.err);
 	if ((b.clone_flags & CLONE_NEWTIME) && b.timens_offsets) {
 		timens_fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
 		if (timens_fd < 0)
 			die("open /proc/self/timens_offsets: %s", strerror(errno));
 	}
-	join_namespaces(&b);
-	if (b.clone_flags & CLONE_NEWUSER)
-		unshare_user();
-	unshare_others(&b, timens_fd);
+	setup_namespaces(&b, timens_fd);
 	husk_bootstrap_free(&b);
+	if (exec)
+		husk_run_exec(&l);
 
-	if (plan_given && pipe2(gate_pipe, O_CLOEXEC) < 0)
-		die("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0 && errno == EAGAIN)
-		die("fork: %s: no room for the process under the container's pids.max (or RLIMIT_NPROC)",
-		    strerror(errno));
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
+	/*
+	 * A container's init. Non-dumpable from here (after the parent wrote
+	 * a new user namespace's id maps to /proc/<pid>/, which it could not
+	 * do to a non-dumpable process as an unprivileged user): the
+	 * container's pid 1 and Go init are exec'd images of the runtime's
+	 * user namespace, so a process in the container cannot ptrace them
+	 * or open their /proc files, unless it has CAP_SYS_PTRACE there.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
+	pid = husk_fork();
 	if (pid > 0) {
 		uint32_t p = pid;
 
-		if (plan_given)
-			close(gate_pipe[0]); /* the write end closes when we exit */
 		debugf("forked init, pid %d (in the parent's pid namespace)", pid);
-		if (send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0) {
+		if (husk_send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0) {
 			int saved = errno;
 
 			kill(pid, SIGKILL);
@@ -384,11 +323,5 @@ void husk_nsexec(void)
 		}
 		_exit(0);
 	}
-	/* The child: set up and exec an exec's process in C (execproc.c), or
-	 * let the Go runtime start here and run `husk init`. */
-	if (plan_given) {
-		close(gate_pipe[1]);
-		gate = gate_pipe[0];
-		husk_exec_process(&plan, initpipe);
-	}
+	husk_run_init(&l); /* returns in Go init only */
 }

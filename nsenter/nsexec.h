@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HUSK_MAX_NS 16 /* entries in NS_PATHS */
 #define HUSK_MAX_CGROUPS 32 /* fds in CGROUP_TASKS */
@@ -43,8 +44,8 @@ struct husk_bootstrap {
 	char *timens_offsets;
 	int cgroup_tasks[HUSK_MAX_CGROUPS]; /* CGROUP_TASKS: fds of v1 tasks files */
 	size_t n_cgroup_tasks;
-	char *plan; /* EXEC_PLAN's payload (execplan.c parses it), or NULL */
-	size_t plan_len;
+	uint64_t *affinity; /* AFFINITY: the initial CPU mask (a copy), or NULL */
+	size_t affinity_words;
 };
 
 /* Parses the netlink message buf[0:len]. Returns 0, or -1 with a
@@ -54,14 +55,40 @@ int husk_parse_bootstrap(const char *buf, size_t len, struct husk_bootstrap *out
 void husk_bootstrap_free(struct husk_bootstrap *b);
 
 /*
- * Shared with execproc.c (defined in nsexec.c): husk_fail sends text as an
- * ERROR frame on the init socket (stderr if that fails) and exits 1;
- * husk_logf writes one JSON log line at level to the log pipe;
- * husk_send_frame writes one sync frame.
+ * io.c, shared by nsexec.c, run.c and the launcher. husk_initpipe is the
+ * init socket. husk_send_frame writes one sync frame on it; husk_fail
+ * sends text as an ERROR frame (stderr if that fails) and exits 1;
+ * husk_read reads exactly n bytes or fails; husk_read_frame reads a frame
+ * of type want, at most max bytes (malloc'd); husk_expect one without a
+ * payload (no malloc: it is read after the filter); husk_logf writes one JSON
+ * log line at level to the log pipe; husk_mark a trace record;
+ * husk_env_fd is the fd an environment variable names, or -1;
+ * husk_close_stray_fds closes every fd from the init socket up but init's
+ * own, which it makes close-on-exec.
  */
-void husk_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-void husk_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+extern int husk_initpipe;
+extern int husk_frames_by_write; /* set once the filter is loaded */
 int husk_send_frame(uint32_t type, const void *payload, uint32_t len);
+void husk_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void husk_read(void *buf, size_t n, const char *what);
+char *husk_read_frame(uint32_t want, uint32_t max, uint32_t *len);
+void husk_expect(uint32_t want); /* a frame of type want without payload */
+void husk_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void husk_mark(const char *phase);
+int husk_env_fd(const char *name);
+void husk_close_stray_fds(void);
+pid_t husk_fork(void); /* fails naming pids.max when refused */
+
+/*
+ * run.c: the two launches once nsexec has joined the namespaces.
+ * husk_run_exec sets an exec's process up and forks it, reports and
+ * exits; husk_run_init is the container's pid 1: it forks Go init (which
+ * returns from it), waits for its hand-over, then sets the process up and
+ * execs it on `start`. Both get the plan nsexec read.
+ */
+struct husk_launch;
+void husk_run_exec(struct husk_launch *l) __attribute__((noreturn));
+void husk_run_init(struct husk_launch *l);
 
 /* The constructor's body: returns at once unless _HUSK_INITPIPE is set. */
 void husk_nsexec(void);

@@ -99,20 +99,6 @@ static int parse_string(struct husk_bootstrap *b, uint16_t type, const char *p, 
 	return 0;
 }
 
-/* Keeps a copy of the EXEC_PLAN payload for husk_parse_exec_plan. */
-static int parse_plan_bytes(struct husk_bootstrap *b, const char *p, size_t n,
-			    char *err, size_t errlen)
-{
-	if (b->plan)
-		return errf(err, errlen, "attribute EXEC_PLAN appears twice");
-	b->plan = malloc(n ? n : 1);
-	if (!b->plan)
-		return errf(err, errlen, "attribute EXEC_PLAN: %s", strerror(errno));
-	memcpy(b->plan, p, n);
-	b->plan_len = n;
-	return 0;
-}
-
 /* CGROUP_TASKS: native-endian u32 fd numbers, at most HUSK_MAX_CGROUPS. */
 static int parse_cgroup_tasks(struct husk_bootstrap *b, const char *p, size_t n,
 			      char *err, size_t errlen)
@@ -132,6 +118,22 @@ static int parse_cgroup_tasks(struct husk_bootstrap *b, const char *p, size_t n,
 		b->cgroup_tasks[i] = fd;
 	}
 	b->n_cgroup_tasks = i;
+	return 0;
+}
+
+/* AFFINITY: native-endian u64 words of a CPU mask, 1 to 128 of them. */
+static int parse_affinity(struct husk_bootstrap *b, const char *p, size_t n,
+			  char *err, size_t errlen)
+{
+	if (b->affinity)
+		return errf(err, errlen, "attribute AFFINITY appears twice");
+	if (n == 0 || n % 8 || n / 8 > 128)
+		return errf(err, errlen, "attribute AFFINITY: %zu bytes, want 8 per u64 word, 1 to 128 words", n);
+	b->affinity = malloc(n);
+	if (!b->affinity)
+		return errf(err, errlen, "attribute AFFINITY: %s", strerror(errno));
+	memcpy(b->affinity, p, n);
+	b->affinity_words = n / 8;
 	return 0;
 }
 
@@ -159,9 +161,9 @@ static int parse(const char *buf, size_t len, struct husk_bootstrap *b, char *er
 		if (a.nla_len < NLA_HDRLEN || a.nla_len > len - off)
 			return errf(err, errlen, "attribute %u at offset %zu: length %u runs past the end of the %zu-byte message",
 				    a.nla_type, off, a.nla_len, len);
-		if (a.nla_type == HUSK_ATTR_EXEC_PLAN) {
-			if (parse_plan_bytes(b, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
-					     err, errlen) < 0)
+		if (a.nla_type == HUSK_ATTR_AFFINITY) {
+			if (parse_affinity(b, buf + off + NLA_HDRLEN, a.nla_len - NLA_HDRLEN,
+					   err, errlen) < 0)
 				return -1;
 			continue;
 		}
@@ -208,6 +210,6 @@ void husk_bootstrap_free(struct husk_bootstrap *b)
 	free(b->gid_map);
 	free(b->oom_score_adj);
 	free(b->timens_offsets);
-	free(b->plan);
+	free(b->affinity);
 	memset(b, 0, sizeof(*b));
 }

@@ -2,7 +2,7 @@ package nsenter
 
 /*
 #include "nsexec.h"
-#include "execproc.h"
+#include "launch.h"
 */
 import "C"
 
@@ -41,6 +41,9 @@ func ParseBootstrap(b []byte) (bootstrap.Message, error) {
 	for i := 0; i < int(out.n_cgroup_tasks); i++ {
 		m.CgroupTasks = append(m.CgroupTasks, uint32(out.cgroup_tasks[i]))
 	}
+	if out.affinity != nil {
+		m.Affinity = u64Slice(out.affinity, int(out.affinity_words))
+	}
 	return m, nil
 }
 
@@ -52,37 +55,30 @@ func goString(s *C.char) string {
 	return C.GoString(s)
 }
 
-// ParseExecPlan parses an encoded bootstrap message and its EXEC_PLAN
-// with nsexec's parsers (execplan.c), so tests can check them against
-// bootstrap.ExecPlan's encoding. It is nil when the message has none.
-func ParseExecPlan(b []byte) (*bootstrap.ExecPlan, error) {
-	var out C.struct_husk_bootstrap
+// ParsePlan parses a PLAN frame's payload with the launcher's parser
+// (plan.c), so tests can check it against (*bootstrap.Plan).Encode.
+func ParsePlan(b []byte) (*bootstrap.Plan, error) {
+	var pl C.struct_husk_plan
 	var errbuf [512]C.char
-	if len(b) == 0 {
-		return nil, errors.New("empty message")
+	var in *C.char
+	if len(b) > 0 {
+		in = (*C.char)(unsafe.Pointer(&b[0]))
 	}
-	if C.husk_parse_bootstrap((*C.char)(unsafe.Pointer(&b[0])), C.size_t(len(b)), &out, &errbuf[0], C.size_t(len(errbuf))) != 0 {
-		return nil, errors.New("nsexec: bootstrap message: " + C.GoString(&errbuf[0]))
+	if C.husk_parse_plan(in, C.size_t(len(b)), &pl, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+		return nil, errors.New("PLAN: " + C.GoString(&errbuf[0]))
 	}
-	defer C.husk_bootstrap_free(&out)
-	if out.plan == nil {
-		return nil, nil
-	}
-	var pl C.struct_husk_exec_plan
-	if C.husk_parse_exec_plan(out.plan, out.plan_len, &pl, &errbuf[0], C.size_t(len(errbuf))) != 0 {
-		return nil, errors.New("EXEC_PLAN: " + C.GoString(&errbuf[0]))
-	}
-	defer C.husk_exec_plan_free(&pl)
-	p := &bootstrap.ExecPlan{
+	defer C.husk_plan_free(&pl)
+	p := &bootstrap.Plan{
 		Args: cStrings(pl.argv, int(pl.argc)), Env: cStrings(pl.envp, int(pl.envc)),
-		FillHome: pl.fill_home != 0, Cwd: C.GoString(pl.cwd),
+		FillHome: pl.fill_home != 0, Cwd: C.GoString(pl.cwd), Path: goString(pl.path),
 		UID: uint32(pl.uid), GID: uint32(pl.gid), Umask: uint32(pl.umask),
-		NoNewPrivs: pl.no_new_privs != 0, SeccompFlags: uint32(pl.seccomp_flags),
+		NoNewPrivs: pl.no_new_privs != 0, Keyring: pl.keyring != 0, SeccompFlags: uint32(pl.seccomp_flags),
 		Caps: bootstrap.PlanCaps{
 			Bounding: uint64(pl.caps.bounding), Effective: uint64(pl.caps.effective),
 			Permitted: uint64(pl.caps.permitted), Inheritable: uint64(pl.caps.inheritable),
 			Ambient: uint64(pl.caps.ambient), LastCap: uint32(pl.caps.last_cap),
 		},
+		AppArmor: goString(pl.apparmor), SELinux: goString(pl.selinux),
 	}
 	for _, g := range unsafe.Slice(pl.groups, int(pl.n_groups)) {
 		p.Groups = append(p.Groups, uint32(g))
@@ -93,6 +89,37 @@ func ParseExecPlan(b []byte) (*bootstrap.ExecPlan, error) {
 	if pl.filter != nil {
 		p.Seccomp = C.GoBytes(unsafe.Pointer(pl.filter), C.int(pl.n_filter*8))
 	}
+	if pl.affinity != nil {
+		p.Affinity = u64Slice(pl.affinity, int(pl.affinity_words))
+	}
+	if pl.has_mempolicy != 0 {
+		p.MemPolicy = &bootstrap.PlanMemPolicy{Mode: int32(pl.mempolicy.mode), Flags: int32(pl.mempolicy.flags)}
+		if pl.nodes != nil {
+			p.MemPolicy.Nodes = u64Slice(pl.nodes, int(pl.node_words))
+		}
+	}
+	if pl.has_personality != 0 {
+		v := uint32(pl.personality)
+		p.Personality = &v
+	}
+	if pl.has_ioprio != 0 {
+		p.IOPrio = &bootstrap.PlanIOPrio{Class: int32(pl.ioprio.class), Priority: int32(pl.ioprio.priority)}
+	}
+	if pl.has_sched != 0 {
+		s := pl.sched
+		p.Sched = &bootstrap.PlanSched{Policy: uint32(s.policy), Nice: int32(s.nice), Priority: uint32(s.priority),
+			Flags: uint64(s.flags), Runtime: uint64(s.runtime), Deadline: uint64(s.deadline), Period: uint64(s.period)}
+	}
+	if pl.listener_msg != nil {
+		p.Listener = &bootstrap.PlanListener{Msg: C.GoBytes(unsafe.Pointer(pl.listener_msg), C.int(pl.listener_len))}
+		for _, at := range pl.listener_holes[:pl.n_listener_holes] {
+			p.Listener.PidAt = append(p.Listener.PidAt, uint32(at))
+		}
+	}
+	if pl.has_tty != 0 {
+		t := pl.tty
+		p.TTY = &bootstrap.PlanTTY{Open: t.flags&C.HUSK_TTY_OPEN != 0, HasSize: t.flags&C.HUSK_TTY_SIZE != 0, Rows: uint16(t.rows), Cols: uint16(t.cols)}
+	}
 	return p, nil
 }
 
@@ -101,5 +128,11 @@ func cStrings(v **C.char, n int) []string {
 	for _, s := range unsafe.Slice(v, n) {
 		out = append(out, C.GoString(s))
 	}
+	return out
+}
+
+func u64Slice[T any](p *T, n int) []uint64 {
+	out := make([]uint64, n)
+	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(p)), n))
 	return out
 }

@@ -44,6 +44,9 @@ func TestConvertErrors(t *testing.T) {
 		{want: `process.env[1]: want NAME=VALUE, got "FOO"`, edit: func(s *specs.Spec) { s.Process.Env[1] = "FOO" }},
 		{want: `process.env[0]: want NAME=VALUE, got "=x"`, edit: func(s *specs.Spec) { s.Process.Env[0] = "=x" }},
 		{want: "process.user.umask: must be at most 0777, got 01000", edit: func(s *specs.Spec) { s.Process.User.Umask = ptr(uint32(0o1000)) }},
+		{want: "process.user.uid: 4294967295: uids and gids must be in range 0-2147483647", edit: func(s *specs.Spec) { s.Process.User.UID = 4294967295 }},
+		{want: "process.user.gid: 2147483648: uids and gids must be in range 0-2147483647", edit: func(s *specs.Spec) { s.Process.User.GID = 2147483648 }},
+		{want: "process.user.additionalGids[1]: 4294967294: uids and gids must be in range 0-2147483647", edit: func(s *specs.Spec) { s.Process.User.AdditionalGids = []uint32{1, 4294967294} }},
 		{want: "process.oomScoreAdj: must be between -1000 and 1000, got 1001", edit: func(s *specs.Spec) { s.Process.OOMScoreAdj = ptr(1001) }},
 		{want: `process.rlimits[0].type: unknown "RLIMIT_FOO"`, edit: func(s *specs.Spec) { s.Process.Rlimits[0].Type = "RLIMIT_FOO" }},
 		{want: `process.rlimits[1].type: duplicate "RLIMIT_NOFILE"`, edit: func(s *specs.Spec) {

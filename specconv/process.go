@@ -33,6 +33,12 @@ func (c *converter) process() error {
 			return fieldErrorf(index("process.env", i), "want NAME=VALUE, got %q", e)
 		}
 	}
+	fields, ids := configs.UserIDs(p.User.UID, p.User.GID, p.User.AdditionalGids)
+	for i, id := range ids {
+		if err := configs.CheckID(id); err != nil {
+			return &FieldError{Field: fields[i], Err: err}
+		}
+	}
 	if u := p.User.Umask; u != nil && *u > 0o777 {
 		return fieldErrorf("process.user.umask", "must be at most 0777, got %#o", *u)
 	}

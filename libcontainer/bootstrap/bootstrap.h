@@ -18,18 +18,53 @@
 #define HUSK_ATTR_GIDMAP         27284 /* string: gid_map lines                */
 #define HUSK_ATTR_OOM_SCORE_ADJ  27285 /* string: decimal, written before fork */
 #define HUSK_ATTR_TIMENS_OFFSETS 27286 /* string: timens_offsets lines         */
-#define HUSK_ATTR_EXEC_PLAN      27287 /* nested: an exec's process, set up in C */
 #define HUSK_ATTR_CGROUP_TASKS   27288 /* u32[]: fds of v1 tasks files; nsexec
                                           writes "0" to each, first thing      */
+#define HUSK_ATTR_AFFINITY       27289 /* u64[]: CPU mask of
+                                          process.execCPUAffinity.initial      */
 
 /*
- * The attributes nested in HUSK_ATTR_EXEC_PLAN (execplan.go): the process
- * of a `husk exec`, computed and checked by the parent, that nsenter's
- * execproc.c sets up and execs without starting the Go runtime.
+ * Every netlink attribute's payload is at most HUSK_ATTR_MAX bytes (its
+ * length is 16 bits, header included); the Go encoder refuses more,
+ * naming the field. The whole message is at most HUSK_BOOTSTRAP_MAX.
  */
+#define HUSK_ATTR_MAX      (65535 - 4)
+#define HUSK_BOOTSTRAP_MAX (1 << 20)
+
+/*
+ * Sync frames after the bootstrap message: a header of two native-endian
+ * u32 (type, payload length) followed by the payload.
+ */
+#define HUSK_SYNC_USERMAP_PLS 1 /* nsexec -> parent: write my uid/gid maps (u32 pid) */
+#define HUSK_SYNC_USERMAP_ACK 2 /* parent -> nsexec: maps written                  */
+#define HUSK_SYNC_PID         3 /* nsexec -> parent: u32 pid of init / the process */
+#define HUSK_SYNC_ERROR       4 /* either stage -> parent: error text; then exit  */
+#define HUSK_SYNC_CONFIG      5 /* parent -> Go init: configs.Config JSON          */
+#define HUSK_SYNC_READY       6 /* launcher -> parent: set up (create: waiting on
+                                   exec.fifo; exec: the process runs)              */
+#define HUSK_SYNC_CREATE_HOOKS      7 /* Go init -> parent: rootfs mounted, run prestart + createRuntime */
+#define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> Go init: they passed; run createContainer, pivot   */
+#define HUSK_SYNC_MOUNT_SOURCE 9 /* Go init -> parent: open mounts[N]'s source (u32 N)           */
+#define HUSK_SYNC_MOUNT_FD     10 /* parent -> Go init: its fd (SCM_RIGHTS), or why not (text)   */
+#define HUSK_SYNC_PLAN         11 /* parent -> launcher: the process (records below)         */
+#define HUSK_SYNC_HELLO        12 /* nsexec -> parent, first: my image is loaded (no payload) */
+#define HUSK_SYNC_GO           13 /* parent -> exec's launcher: the binary's view is sealed */
+
+/*
+ * The PLAN frame's payload: the process the launcher (nsenter/launch.c)
+ * sets up and execs, computed and checked by the parent
+ * (libcontainer/launch). A sequence of records, each a u32 type, a u32
+ * payload length and the payload, zero-padded to a multiple of 8 bytes
+ * (so every payload is 8-byte aligned in the frame).
+ * Lengths are 32 bits and the payload is at most HUSK_PLAN_MAX bytes:
+ * args and environment up to what execve takes (6 MiB), 65536 groups,
+ * a 4096-instruction filter and the listener's message fit.
+ */
+#define HUSK_PLAN_MAX (16u << 20)
+
 #define HUSK_PLAN_ARGS      1  /* NUL-terminated strings, in order           */
 #define HUSK_PLAN_ENV       2  /* NUL-terminated strings, deduplicated        */
-#define HUSK_PLAN_CWD       3  /* string                                      */
+#define HUSK_PLAN_CWD       3  /* NUL-terminated string                       */
 #define HUSK_PLAN_UID       4  /* u32                                         */
 #define HUSK_PLAN_GID       5  /* u32                                         */
 #define HUSK_PLAN_GROUPS    6  /* u32[]: additional gids                      */
@@ -40,24 +75,25 @@
 #define HUSK_PLAN_SECCOMP   11 /* struct sock_filter[]: the compiled filter   */
 #define HUSK_PLAN_SECCOMP_FLAGS 12 /* u32: SECCOMP_FILTER_FLAG_*             */
 #define HUSK_PLAN_HOME      13 /* no payload: fill "HOME=" from /etc/passwd   */
+#define HUSK_PLAN_PATH      14 /* NUL-terminated string: the file to execve,
+                                  no PATH lookup (a hook's path)              */
+#define HUSK_PLAN_AFFINITY  15 /* u64[]: CPU mask, execCPUAffinity.final      */
+#define HUSK_PLAN_MEMPOLICY 16 /* struct husk_plan_mempolicy, u64[] nodes     */
+#define HUSK_PLAN_PERSONALITY 17 /* u32: personality(2) persona              */
+#define HUSK_PLAN_IOPRIO    18 /* struct husk_plan_ioprio                     */
+#define HUSK_PLAN_SCHED     19 /* struct husk_plan_sched                      */
+#define HUSK_PLAN_APPARMOR  20 /* NUL-terminated string: the exec profile     */
+#define HUSK_PLAN_SELINUX   21 /* NUL-terminated string: the exec label       */
+#define HUSK_PLAN_LISTENER  22 /* u32 n, u32 offsets[n], then the seccomp
+                                  listener's message; the process's pid in
+                                  decimal goes in at each offset (ascending,
+                                  at most HUSK_PLAN_MAX_HOLES)               */
+#define HUSK_PLAN_TTY       23 /* struct husk_plan_tty: process.terminal      */
+#define HUSK_PLAN_KEYRING   24 /* no payload: join a new session keyring      */
 
-/*
- * Sync frames after the bootstrap message: a header of two native-endian
- * u32 (type, payload length) followed by the payload.
- */
-#define HUSK_SYNC_USERMAP_PLS 1 /* nsexec -> parent: write my uid/gid maps (u32 pid) */
-#define HUSK_SYNC_USERMAP_ACK 2 /* parent -> nsexec: maps written                  */
-#define HUSK_SYNC_PID         3 /* nsexec -> parent: u32 pid of the Go init       */
-#define HUSK_SYNC_ERROR       4 /* either stage -> parent: error text; then exit  */
-#define HUSK_SYNC_CONFIG      5 /* parent -> Go init: configs.Config JSON          */
-#define HUSK_SYNC_READY       6 /* Go init -> parent: built, waiting on exec.fifo  */
-#define HUSK_SYNC_CREATE_HOOKS      7 /* Go init -> parent: rootfs mounted, run prestart + createRuntime */
-#define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> Go init: they passed; run createContainer, pivot   */
-#define HUSK_SYNC_MOUNT_SOURCE 9 /* Go init -> parent: open mounts[N]'s source (u32 N)           */
-#define HUSK_SYNC_MOUNT_FD     10 /* parent -> Go init: its fd (SCM_RIGHTS), or why not (text)   */
-#define HUSK_SYNC_EXEC_GO      11 /* parent -> Go init (exec): now in the container's cgroups; execve */
+#define HUSK_PLAN_MAX_HOLES 4
 
-/* HUSK_PLAN_RLIMIT and HUSK_PLAN_CAPS payloads, native-endian. */
+/* Fixed payloads, native-endian. */
 struct husk_plan_rlimit {
 	uint32_t type;  /* RLIMIT_* */
 	uint32_t index; /* in process.rlimits, for error messages */
@@ -67,6 +103,24 @@ struct husk_plan_caps {
 	uint64_t bounding, effective, permitted, inheritable, ambient;
 	uint32_t last_cap; /* the kernel's, /proc/sys/kernel/cap_last_cap */
 	uint32_t pad;
+};
+struct husk_plan_mempolicy {
+	int32_t mode, flags; /* MPOL_*, MPOL_F_*; the node mask follows */
+};
+struct husk_plan_ioprio {
+	int32_t class, priority;
+};
+struct husk_plan_sched { /* sched_setattr(2) */
+	uint32_t policy;
+	int32_t nice;
+	uint32_t priority, pad;
+	uint64_t flags, runtime, deadline, period;
+};
+#define HUSK_TTY_OPEN 1 /* make the pty (exec); else init already did */
+#define HUSK_TTY_SIZE 2 /* rows and cols are process.consoleSize      */
+struct husk_plan_tty {
+	uint32_t flags;
+	uint16_t rows, cols;
 };
 
 /* Environment variables naming the fds passed to `husk init`. */
@@ -80,10 +134,17 @@ struct husk_plan_caps {
 #define HUSK_ENV_LOGDEBUG "_HUSK_LOGDEBUG"
 
 /*
+ * Go init's end of its channel to the launcher (create only): not passed
+ * by the parent but put at this fd number by nsexec when it forks Go init
+ * (see nsexec.c). Go init sends the container's root and pty slave over
+ * it, then exits; the launcher, the container's pid 1, goes on.
+ */
+#define HUSK_ENV_LAUNCHERFD "_HUSK_LAUNCHER_FD"
+
+/*
  * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC
- * for a process exec'd into a running container (no fifo, no rootfs; nsexec
- * makes it non-dumpable so the container's processes cannot ptrace it or
- * open its /proc files while it still holds the runtime's fds).
+ * for a process exec'd into a running container (no fifo, no rootfs, no Go
+ * runtime: nsexec sets the process up and execs it).
  */
 #define HUSK_ENV_INITTYPE  "_HUSK_INITTYPE"
 #define HUSK_INITTYPE_EXEC "exec"

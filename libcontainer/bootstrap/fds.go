@@ -15,6 +15,7 @@ const (
 	EnvListenerFd = C.HUSK_ENV_LISTENERFD
 	EnvInitType   = C.HUSK_ENV_INITTYPE
 	EnvLogDebug   = C.HUSK_ENV_LOGDEBUG
+	EnvLauncherFd = C.HUSK_ENV_LAUNCHERFD
 
 	// InitTypeExec in EnvInitType: init stands in for a process exec'd
 	// into a running container.
@@ -30,9 +31,11 @@ func FirstFd(preserved int) int { return 3 + preserved }
 
 // InitEnv names init's fds, numbered from first in the table's order:
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
-// per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init
-// that runs a process in an existing container; debug (the parent's
-// --debug) has init send its debug lines (EnvLogDebug).
+// per name in extras (EnvConsoleFd, EnvListenerFd); for a container's
+// init (not exec), the next number is Go init's launcher channel, which
+// nsexec puts there. exec marks an init that runs a process in an
+// existing container; debug (the parent's --debug) has init send its
+// debug lines (EnvLogDebug).
 func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	env := []string{EnvInitPipe + "=" + strconv.Itoa(first), EnvLogPipe + "=" + strconv.Itoa(first+1)}
 	next := first + 2
@@ -46,6 +49,8 @@ func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	}
 	if exec {
 		env = append(env, EnvInitType+"="+InitTypeExec)
+	} else {
+		env = append(env, EnvLauncherFd+"="+strconv.Itoa(next))
 	}
 	if debug {
 		env = append(env, EnvLogDebug+"=1")

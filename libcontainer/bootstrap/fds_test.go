@@ -7,7 +7,8 @@ import (
 )
 
 // The numbering the table gives: init's own fds follow the preserved
-// ones, the fifo only for create, the extras after them in order.
+// ones, the fifo only for create, the extras after them in order, then
+// (create only) the number of Go init's launcher channel.
 func TestInitEnv(t *testing.T) {
 	for _, tc := range []struct {
 		first             int
@@ -15,9 +16,10 @@ func TestInitEnv(t *testing.T) {
 		extras            []string
 		want              []string
 	}{
-		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5"}},
+		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvLauncherFd + "=6"}},
 		{FirstFd(2), true, false, true, []string{EnvConsoleFd, EnvListenerFd},
-			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9", EnvLogDebug + "=1"}},
+			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9",
+				EnvLauncherFd + "=10", EnvLogDebug + "=1"}},
 		{FirstFd(0), false, true, false, []string{EnvConsoleFd},
 			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec}},
 	} {
@@ -29,6 +31,9 @@ func TestInitEnv(t *testing.T) {
 
 func TestSyncFrames(t *testing.T) {
 	var b bytes.Buffer
+	if err := Send(&b, SyncConfig, make([]byte, maxPayload+1)); err == nil || b.Len() != 0 {
+		t.Errorf("an oversized frame: %v, %d bytes written", err, b.Len())
+	}
 	if err := Send(&b, SyncError, []byte("boom")); err != nil {
 		t.Fatal(err)
 	}

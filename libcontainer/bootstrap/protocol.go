@@ -1,8 +1,9 @@
 // Package bootstrap is the whole contract between husk's parent process
-// (create, run, exec: package libcontainer) and `husk init` (nsexec.c,
-// then package initproc): what init inherits, the messages on the init
-// socketpair, and exec.fifo. The numbers live in bootstrap.h, shared with
-// nsenter/nsexec.c; Go reads them through cgo.
+// (create, run, exec: package libcontainer) and `husk init` (nsexec.c and
+// the launcher in nsenter, and Go init, package initproc): what init
+// inherits, the messages on the init socketpair, and exec.fifo. The
+// numbers live in bootstrap.h, shared with nsenter; Go reads them through
+// cgo.
 //
 // What init inherits (fds.go): the parent passes these files to the
 // `husk init` it starts, in this order, and names them in the environment:
@@ -10,26 +11,43 @@
 //	fd          env variable       what                          used by
 //	0-2                            the process's stdio           the process
 //	3 ..                           --preserve-fds, LISTEN_FDS    the process
-//	first       EnvInitPipe        init socketpair (below)       nsexec, Go init
-//	first+1     EnvLogPipe         JSON log lines to the parent  Go init
-//	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    Go init
-//	next        EnvConsoleFd       --console-socket, connected   Go init
-//	next        EnvListenerFd      seccomp listener, connected   Go init
-//	            EnvInitType        InitTypeExec for an exec      nsexec, Go init
+//	first       EnvInitPipe        init socketpair (below)       nsexec, launcher, Go init
+//	first+1     EnvLogPipe         JSON log lines to the parent  all of them
+//	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    the launcher (pid 1)
+//	next        EnvConsoleFd       --console-socket, connected   Go init, exec's launcher
+//	next        EnvListenerFd      seccomp listener, connected   the launcher
+//	next        EnvLauncherFd      (create) Go init's channel to pid 1, put
+//	                               there by nsexec, not passed by the parent
+//	            EnvInitType        InitTypeExec for an exec      nsexec
 //
 // first is FirstFd(number of preserved fds); InitEnv writes the variables.
 //
-// The conversation on the init socketpair, in order (protocol.go):
+// The conversation on the init socketpair, in order:
 //
 //	step  sender        message             answer / meaning
+//	0     nsexec        HELLO               first thing: its image is mapped
 //	1     parent        bootstrap (netlink) nsexec writes itself into the v1
 //	                                        cgroups' tasks files it names (inherited
-//	                                        fds), then joins and unshares namespaces
+//	                                        fds), sets the initial CPU affinity,
+//	                                        then joins and unshares namespaces
+//	1p    parent        PLAN                right after it: the process (its
+//	                                        listener's message with holes for
+//	                                        its pid, which the launcher fills)
+//	1h    parent        (on HELLO)          makes the husk binary's view
+//	                                        non-executable (no exec of the
+//	                                        binary is legitimate after this);
+//	1g    parent        GO (exec)           then tells the launcher: it lets the
+//	                                        process it forks exec only after GO
 //	2     nsexec        USERMAP_PLS(pid)    only with a new user namespace:
 //	                                        parent writes uid_map/gid_map, then
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
-//	4     nsexec        PID(pid)            the forked process that runs Go init;
-//	                                        nsexec's first process exits
+//	4     nsexec        PID(pid)            create: the forked container's init
+//	                                        (pid 1 in its pid namespace), which
+//	                                        forks Go init (pid 2) at once; nsexec's
+//	                                        first process exits.
+//	                                        exec: the process the launcher set up
+//	                                        and forked; then READY once it is about
+//	                                        to execve, or ERROR
 //	5     parent        CONFIG(json)        Go init builds the container
 //	5a    Go init       CREATE_HOOKS        (create, with prestart or createRuntime
 //	                                        hooks or a pids limit only: see
@@ -39,7 +57,7 @@
 //	                                        hooks (a failure: it kills init).
 //	                                        Otherwise the parent applies the
 //	                                        limits before step 5
-//	5b    parent        CREATE_HOOKS_DONE   init runs createContainer, pivots
+//	5b    parent        CREATE_HOOKS_DONE   Go init runs createContainer, pivots
 //	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
 //	                                        namespace, or an idmapped one: the
 //	                                        parent opens the source in init's
@@ -47,34 +65,50 @@
 //	                                        credentials (mountsource.go)
 //	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
 //	                                        payload), or the error as text
-//	6     Go init       READY               waits on exec.fifo; parent records state
-//	                                        (exec: no hooks, no rootfs, no fifo)
-//	6x    parent        EXEC_GO             exec only: the parent has moved init
-//	                                        into the container's cgroups (Go
-//	                                        init runs outside them, so a pids
-//	                                        limit cannot starve its threads);
-//	                                        init execs the process
+//	5h    Go init       (to pid 1)          on its launcher channel, not this
+//	                                        socket: the root and the pty slave
+//	                                        (SCM_RIGHTS); then it exits
+//	6     launcher      READY               pid 1 set the process up, waits on
+//	                                        exec.fifo; the parent records state
 //
-// An exec with a plan (execplan.go, in the bootstrap message) skips steps
-// 5-6x: after PID, nsexec's forked child sets the process up in C and
-// sends READY (or ERROR) itself, then execs it; it enters the
-// container's cgroups itself at step 1 (born in the v2 directory, or
-// writing itself into the v1 tasks files), as it never starts Go.
-//
-//	any   nsexec/init   ERROR(text)         the failure, shown to the user; the
+//	any   nsexec, Go init, launcher
+//	                    ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
 //
-// A closed socket before READY means init died; the parent reports that.
-// A sync frame is two native-endian u32 (type, payload length) and the
-// payload, at most 64 MiB.
+// A closed socket before READY means init died; the parent reports that,
+// naming seccomp when the launcher died of SIGSYS after loading the
+// filter.
+//
+// Every format has lengths that cannot wrap, and a limit:
+//
+//	format              lengths            limit
+//	sync frame          u32 type, u32 len  64 MiB: Send refuses more, Recv
+//	                                       too; the C reader takes each frame
+//	                                       type's own bound (PLAN: PlanMax)
+//	bootstrap message   u32 nlmsg_len,     BootstrapMax (1 MiB) in all;
+//	                    u16 per attribute  AttrMax (65531 bytes) per attribute:
+//	                                       Message.Encode refuses a field past
+//	                                       it by name (the config's own checks
+//	                                       keep every one far below: at most 8
+//	                                       paths of PATH_MAX, 340 id map lines)
+//	PLAN payload        u32 type, u32 len  PlanMax (16 MiB) in all; the launch
+//	                    per record         package refuses, naming the field,
+//	                                       what execve or the kernel would not
+//	                                       take: args and env over a quarter of
+//	                                       the stack rlimit (2 MiB by default,
+//	                                       6 MiB at most) or a string over
+//	                                       MAX_ARG_STRLEN (128 KiB), more than
+//	                                       65536 groups, a filter over 4096
+//	                                       instructions, a listener message over
+//	                                       4 MiB, a cwd or label over a page
+//	exec.fifo           one write          FifoMsgMax (4000 bytes)
 //
 // exec.fifo (fds.go), after READY, for a container's init only:
 //
-//	7     Go init       opens it to write   blocks until `husk start` opens it
-//	                                        to read
-//	8     Go init       FifoGo, or text     in one write of at most FifoMsgMax
-//	                                        bytes: it execs the process, or why
-//	                                        not (a startContainer hook failed)
+//	7     launcher      opens it to write   blocks until `husk start` opens it
+//	                                        to read (start has run the
+//	                                        startContainer hooks by then)
+//	8     launcher      FifoGo              in one write; it execs the process
 package bootstrap
 
 // #include "bootstrap.h"
@@ -99,6 +133,12 @@ const (
 	AttrOomScoreAdj   = C.HUSK_ATTR_OOM_SCORE_ADJ
 	AttrTimensOffsets = C.HUSK_ATTR_TIMENS_OFFSETS
 	AttrCgroupTasks   = C.HUSK_ATTR_CGROUP_TASKS
+	AttrAffinity      = C.HUSK_ATTR_AFFINITY
+
+	// AttrMax bounds an attribute's payload: its length is 16 bits.
+	AttrMax = C.HUSK_ATTR_MAX
+	// BootstrapMax bounds the whole message.
+	BootstrapMax = C.HUSK_BOOTSTRAP_MAX
 )
 
 // SyncType is the type of a sync frame.
@@ -118,6 +158,8 @@ const (
 
 	SyncMountSource SyncType = C.HUSK_SYNC_MOUNT_SOURCE
 	SyncMountFd     SyncType = C.HUSK_SYNC_MOUNT_FD
+	SyncHello       SyncType = C.HUSK_SYNC_HELLO
+	SyncGo          SyncType = C.HUSK_SYNC_GO
 )
 
 func (t SyncType) String() string {
@@ -142,8 +184,12 @@ func (t SyncType) String() string {
 		return "MOUNT_SOURCE"
 	case SyncMountFd:
 		return "MOUNT_FD"
-	case SyncExecGo:
-		return "EXEC_GO"
+	case SyncPlan:
+		return "PLAN"
+	case SyncHello:
+		return "HELLO"
+	case SyncGo:
+		return "GO"
 	}
 	return fmt.Sprintf("sync(%d)", uint32(t))
 }
@@ -162,48 +208,62 @@ type Message struct {
 	// for writing: nsexec's first step writes "0" (itself) to each and
 	// closes it (libcontainer/cgroup: Entry).
 	CgroupTasks []uint32
-	// Plan, for an exec, is the process nsexec sets up and execs itself
-	// (execplan.go); nil: the Go init does it from a CONFIG.
-	Plan *ExecPlan
+	// Affinity is process.execCPUAffinity.initial as a CPU mask, nil for
+	// none: nsexec sets it (after every CPU) once in the cgroups.
+	Affinity []uint64
 }
 
-// Encode serialises m as one netlink message.
-func (m *Message) Encode() []byte {
+// Encode serialises m as one netlink message. A netlink attribute's
+// length has 16 bits: a field that does not fit is refused by name
+// rather than wrapped (the config's checks keep every one far below).
+func (m *Message) Encode() ([]byte, error) {
 	req := nl.NewNetlinkRequest(MsgType, 0)
 	req.AddData(nl.NewRtAttr(AttrCloneFlags, nl.Uint32Attr(m.CloneFlags)))
+	fds := make([]byte, 0, 4*len(m.CgroupTasks))
+	for _, fd := range m.CgroupTasks {
+		fds = binary.NativeEndian.AppendUint32(fds, fd)
+	}
+	var mask []byte
+	for _, w := range m.Affinity {
+		mask = binary.NativeEndian.AppendUint64(mask, w)
+	}
 	for _, a := range []struct {
-		typ int
-		v   string
+		typ   int
+		field string
+		v     []byte
 	}{
-		{AttrNsPaths, strings.Join(m.NsPaths, ",")},
-		{AttrUIDMap, m.UIDMap},
-		{AttrGIDMap, m.GIDMap},
-		{AttrOomScoreAdj, m.OomScoreAdj},
-		{AttrTimensOffsets, m.TimeOffsets},
+		{AttrNsPaths, "linux.namespaces: the paths", []byte(strings.Join(m.NsPaths, ","))},
+		{AttrUIDMap, "linux.uidMappings", []byte(m.UIDMap)},
+		{AttrGIDMap, "linux.gidMappings", []byte(m.GIDMap)},
+		{AttrOomScoreAdj, "process.oomScoreAdj", []byte(m.OomScoreAdj)},
+		{AttrTimensOffsets, "linux.timeOffsets", []byte(m.TimeOffsets)},
+		{AttrCgroupTasks, "the cgroup v1 tasks files", fds},
+		{AttrAffinity, "process.execCPUAffinity.initial", mask},
 	} {
-		if a.v != "" {
-			req.AddData(nl.NewRtAttr(a.typ, []byte(a.v)))
+		if len(a.v) > AttrMax {
+			return nil, fmt.Errorf("%s: %d bytes in the bootstrap message, over the %d a netlink attribute holds", a.field, len(a.v), AttrMax)
+		}
+		if len(a.v) > 0 {
+			req.AddData(nl.NewRtAttr(a.typ, a.v))
 		}
 	}
-	if len(m.CgroupTasks) > 0 {
-		fds := make([]byte, 0, 4*len(m.CgroupTasks))
-		for _, fd := range m.CgroupTasks {
-			fds = binary.NativeEndian.AppendUint32(fds, fd)
-		}
-		req.AddData(nl.NewRtAttr(AttrCgroupTasks, fds))
+	b := req.Serialize()
+	if len(b) > BootstrapMax {
+		return nil, fmt.Errorf("the bootstrap message is %d bytes, over its %d-byte limit", len(b), BootstrapMax)
 	}
-	if m.Plan != nil {
-		req.AddData(m.Plan.attr())
-	}
-	return req.Serialize()
+	return b, nil
 }
 
 // maxPayload bounds a sync frame so a corrupt header cannot make the
 // reader allocate without limit.
 const maxPayload = 64 << 20
 
-// Send writes one sync frame.
+// Send writes one sync frame; a payload past maxPayload, which no reader
+// would take (and whose length could wrap), is refused.
 func Send(w io.Writer, t SyncType, payload []byte) error {
+	if len(payload) > maxPayload {
+		return fmt.Errorf("send %s: a payload of %d bytes, over the %d a sync frame carries", t, len(payload), maxPayload)
+	}
 	buf := make([]byte, 8+len(payload))
 	binary.NativeEndian.PutUint32(buf[0:4], uint32(t))
 	binary.NativeEndian.PutUint32(buf[4:8], uint32(len(payload)))

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,82 +49,8 @@ func probeLastCap() (int, error) {
 	return last, nil
 }
 
-// DropBounding removes from the calling thread's bounding set every
-// capability the kernel knows that is not in keep. It needs CAP_SETPCAP, so
-// call it before the uid changes. Names in keep the kernel lacks are ignored.
-func DropBounding(keep []string) error {
-	last, err := LastCap()
-	if err != nil {
-		return err
-	}
-	kept, err := mask(keep)
-	if err != nil {
-		return fmt.Errorf("bounding: %w", err)
-	}
-	for v := 0; v <= last; v++ {
-		if kept&bit(v) != 0 {
-			continue
-		}
-		in, err := prctlCapbsetRead(v)
-		if err != nil {
-			return fmt.Errorf("read %s from the bounding set: %w", name(v), err)
-		}
-		if !in {
-			continue
-		}
-		if err := prctlCapbsetDrop(v); err != nil {
-			return fmt.Errorf("drop %s from the bounding set: %w", name(v), err)
-		}
-	}
-	return nil
-}
-
-// Apply sets the calling thread's effective, permitted and inheritable sets
-// to c's, then makes its ambient set c's ambient list (those the kernel
-// refuses are left out with a warning, as runc does). Call it after
-// the uid changed (with PR_SET_KEEPCAPS set, or nothing is left to keep).
-// The bounding set is DropBounding's job. A nil c drops every capability.
-//
-// Capabilities named in c that the running kernel lacks are left out and
-// returned in skipped, once each, so the caller can warn about them.
-func Apply(c *configs.Capabilities) (skipped []string, err error) {
-	if c == nil {
-		c = &configs.Capabilities{}
-	}
-	last, err := LastCap()
-	if err != nil {
-		return nil, err
-	}
-	p, skipped, err := makePlan(c, last)
-	if err != nil {
-		return skipped, err
-	}
-	if err := capset(p.effective, p.permitted, p.inheritable); err != nil {
-		return skipped, fmt.Errorf("capset: %w", err)
-	}
-	if err := prctlCapAmbientClearAll(); err != nil {
-		// Kernels before 4.3 have no ambient set: fine when none is asked for.
-		if !errors.Is(err, unix.EINVAL) || len(p.ambient) > 0 {
-			return skipped, fmt.Errorf("clear the ambient set: %w", err)
-		}
-	}
-	raiseAmbient(p.ambient)
-	return skipped, nil
-}
-
-// raiseAmbient raises each capability of list in the ambient set. As in
-// runc, one the kernel refuses (not both permitted and inheritable, as in
-// every bundle Debian's `runc spec` makes) is a warning, not an error: the
-// process runs without it.
-func raiseAmbient(list []int) {
-	for _, v := range list {
-		if err := prctlCapAmbientRaise(v); err != nil {
-			logrus.Warnf("can't raise ambient capability %s (it must also be permitted and inheritable): %v", name(v), err)
-		}
-	}
-}
-
-// plan is what Apply asks of the kernel: three masks and the ambient list.
+// plan is what a process asks of the kernel: three masks and the ambient
+// list.
 type plan struct {
 	effective, permitted, inheritable uint64
 	ambient                           []int

@@ -3,14 +3,14 @@ package caps
 import "github.com/husk-runtime/husk/libcontainer/configs"
 
 // Masks are c's sets as masks of the capabilities 0..last (the running
-// kernel's LastCap): what DropBounding keeps and Apply sets, computed in
-// advance for a process set up without Go (an exec's plan). Names above
+// kernel's LastCap), for the launcher's plan (libcontainer/launch): what
+// stays in the bounding set, and the sets the process gets. Names above
 // last are left out and listed in skipped. A nil c is every set empty.
 type Masks struct {
 	Bounding, Effective, Permitted, Inheritable, Ambient uint64
 }
 
-// MasksOf checks c as Apply and DropBounding would and returns its masks.
+// MasksOf checks c and returns its masks.
 func MasksOf(c *configs.Capabilities, last int) (m Masks, skipped []string, err error) {
 	if c == nil {
 		return Masks{}, nil, nil

@@ -1,11 +1,11 @@
-// Package caps sets the capabilities of `husk init`'s process: it drops the
-// bounding set before the uid changes, then sets the effective, permitted,
-// inheritable and ambient sets after it. Capabilities are per thread, so the
-// caller runs on a locked OS thread.
+// Package caps names the capabilities and turns a process's capability
+// sets into the masks the launcher (nsenter/creds.c) applies: the
+// bounding set before the uid changes, the effective, permitted,
+// inheritable and ambient sets after it.
 //
 // Capabilities are named as in config.json ("CAP_CHOWN"). A name husk knows
 // but the running kernel lacks (above /proc/sys/kernel/cap_last_cap) is not
-// an error: Apply skips it and reports it so the caller can warn.
+// an error: MasksOf skips it and reports it so the caller can warn.
 package caps
 
 import (

@@ -2,8 +2,8 @@
 // given the container's state as JSON on stdin, killed when its timeout
 // passes. Where a hook runs (the runtime's namespaces or the container's)
 // is the caller's choice: the parent runs prestart, createRuntime,
-// poststart and poststop, husk init runs createContainer and
-// startContainer.
+// poststart and poststop, Go init runs createContainer, and `start`
+// launches each startContainer hook into the container (RunWith).
 package hooks
 
 import (
@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -54,20 +55,49 @@ func WithEnv(vars []string) Env {
 //
 // A hook gets stdin, stdout and stderr, and no other fd of its caller's.
 func Run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) error {
-	errs := run(kind, hooks, state, env, true)
+	return first(runHere(kind, hooks, state, env, true))
+}
+
+// RunAll runs every hook even when some fail, as the runtime-spec wants
+// for poststart and poststop, and returns an error for each failure.
+func RunAll(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) []error {
+	return runHere(kind, hooks, state, env, false)
+}
+
+// Runner runs hook h to its end, stdin given, stdout and stderr written
+// to out, killed when its timeout passes; nil when it exited 0, else how
+// it ended ("exit status 3", "signal: killed", "timed out after 2s").
+type Runner func(h configs.Hook, stdin []byte, out io.Writer) error
+
+// RunWith is Run with each hook run by runner (startContainer hooks run
+// inside the container, launched like an exec).
+func RunWith(kind configs.HookKind, hooks []configs.Hook, state specs.State, runner Runner) error {
+	return first(run(kind, hooks, state, runner, true))
+}
+
+func first(errs []error) error {
 	if len(errs) > 0 {
 		return errs[0]
 	}
 	return nil
 }
 
-// RunAll runs every hook even when some fail, as the runtime-spec wants
-// for poststart and poststop, and returns an error for each failure.
-func RunAll(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) []error {
-	return run(kind, hooks, state, env, false)
+// runHere runs hooks as children of this process.
+func runHere(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env, stop bool) []error {
+	if len(hooks) == 0 {
+		return nil
+	}
+	restore, err := onlyStdio()
+	if err != nil {
+		return []error{fmt.Errorf("hooks.%s: %w", kind, err)}
+	}
+	defer restore()
+	return run(kind, hooks, state, func(h configs.Hook, stdin []byte, out io.Writer) error {
+		return runOne(h, stdin, out, env)
+	}, stop)
 }
 
-func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env, stop bool) []error {
+func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, runner Runner, stop bool) []error {
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -75,16 +105,12 @@ func run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env
 	if err != nil {
 		return []error{fmt.Errorf("hooks.%s: encode the state: %w", kind, err)}
 	}
-	restore, err := onlyStdio()
-	if err != nil {
-		return []error{fmt.Errorf("hooks.%s: %w", kind, err)}
-	}
-	defer restore()
 	var errs []error
 	for i, h := range hooks {
 		logrus.Debugf("run %s hook #%d: %s %q", kind, i, h.Path, h.Args)
-		if err := runOne(h, stdin, env); err != nil {
-			errs = append(errs, fmt.Errorf("hooks.%s[%d]: error running %s hook #%d: %q: %w", kind, i, kind, i, h.Path, err))
+		var out tailBuffer
+		if err := runner(h, stdin, &out); err != nil {
+			errs = append(errs, fmt.Errorf("hooks.%s[%d]: error running %s hook #%d: %q: %w%s", kind, i, kind, i, h.Path, err, out.suffix()))
 			if stop {
 				break
 			}
@@ -102,14 +128,13 @@ const waitDelay = time.Second
 
 // runOne runs one hook in its own process group, so a timeout kills
 // whatever it started too.
-func runOne(h configs.Hook, stdin []byte, env Env) error {
+func runOne(h configs.Hook, stdin []byte, out io.Writer, env Env) error {
 	ctx := context.Background()
 	if h.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(h.Timeout)*time.Second)
 		defer cancel()
 	}
-	var out tailBuffer
 	cmd := exec.CommandContext(ctx, h.Path)
 	cmd.Args = h.Args
 	if len(cmd.Args) == 0 {
@@ -121,24 +146,27 @@ func runOne(h configs.Hook, stdin []byte, env Env) error {
 	}
 	cmd.Dir = env.Dir
 	cmd.Stdin = bytes.NewReader(stdin)
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		killGroup(cmd.Process.Pid) // whatever the hook left behind
-		return fmt.Errorf("timed out after %ds%s", h.Timeout, out.suffix())
+		return TimedOut(h.Timeout)
 	}
 	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			return fmt.Errorf("%s%s", exitErr.ProcessState, out.suffix())
+			return errors.New(exitErr.ProcessState.String())
 		}
 		return err
 	}
 	return nil
 }
+
+// TimedOut is the error of a hook killed after its timeout of secs.
+func TimedOut(secs int) error { return fmt.Errorf("timed out after %ds", secs) }
 
 // killGroup SIGKILLs the process group pgid.
 func killGroup(pgid int) error {

@@ -1,8 +1,10 @@
-// Package initproc is everything that runs inside `husk init` in Go, once
-// nsexec (nsenter/nsexec.c) has put the process into its namespaces: it
-// receives the config from the parent, builds the container (rootfs, host
-// name, sysctls), sets up the process (limits, attributes, credentials,
-// console, seccomp, cwd, env), runs the in-container hooks, waits on
-// exec.fifo for `husk start` and execs the process. The parent side is
-// package libcontainer; what the two exchange is package bootstrap.
+// Package initproc is Go init: the part of `husk init` that runs in Go,
+// forked by the container's pid 1 (the launcher, nsenter/run.c) once
+// nsexec has put both into the container's namespaces. It receives the
+// config from the parent, builds the container (rootfs, console, host
+// name, sysctls), runs the createContainer hooks, hands the container's
+// root and pty over to pid 1 and exits. It never sets up the container's
+// process: the launcher does, for init and every exec alike. The parent
+// side is package libcontainer; what the two exchange is package
+// bootstrap.
 package initproc

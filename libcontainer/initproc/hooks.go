@@ -32,17 +32,11 @@ func atMountHooks(sock *os.File, cfg *configs.Config) error {
 			return fmt.Errorf("expected CREATE_HOOKS_DONE from the parent, got %s %q", t, payload)
 		}
 	}
-	st := cfg.SpecState(specs.StateCreating, os.Getpid())
+	// Go init is pid 2: the container's init, pid 1 in its pid namespace
+	// when it has its own, is its parent.
+	st := cfg.SpecState(specs.StateCreating, os.Getppid())
 	// As runc: they start in the container's rootfs.
 	env := hooks.EmptyEnv
 	env.Dir = cfg.Rootfs
 	return hooks.Run(configs.CreateContainer, cfg.Hooks[configs.CreateContainer], st, env)
-}
-
-// startContainerHooks run in the container once `start` came, before the
-// process is executed, with the process's environment env (as runc) and
-// its seccomp filter loaded.
-func startContainerHooks(cfg *configs.Config, env []string) error {
-	st := cfg.SpecState(specs.StateCreated, os.Getpid())
-	return hooks.Run(configs.StartContainer, cfg.Hooks[configs.StartContainer], st, hooks.WithEnv(env))
 }

@@ -4,28 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
 )
 
-// Init is `husk init`, the first process of a container, or a process
-// exec'd into one, once nsexec has put it into its namespaces. It sets up
-// what the parent's config asks, reports READY and execs the process (a
-// container's init first waits on exec.fifo for `start`). It returns only
-// by exiting.
-func Init() {
-	// Credentials and capabilities are per thread: build and exec from one.
-	runtime.LockOSThread()
-	perr := protectInit() // first: see protect.go
+// OpenPty makes the container's pty and sends its master over the
+// console socket sock; it returns the slave (nsenter.OpenPty, the
+// launcher's own, which init.go passes in: only init.go imports nsenter).
+type OpenPty func(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error)
+
+// Init is Go init. It builds the container, hands over to pid 1 and
+// exits 0; or it reports its error to the parent and exits 1.
+func Init(openPty OpenPty) {
 	sock, err := inheritedFile(bootstrap.EnvInitPipe)
-	if err == nil {
-		err = perr
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "husk init:", err)
 		os.Exit(1)
@@ -38,49 +34,27 @@ func Init() {
 			logrus.SetLevel(logrus.DebugLevel)
 		}
 	}
-	if os.Getenv(bootstrap.EnvInitType) == bootstrap.InitTypeExec {
-		err = initExec(sock)
-	} else {
-		err = initContainer(sock)
+	if err := build(sock, openPty); err != nil {
+		if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
+			fmt.Fprintln(os.Stderr, "husk init:", err)
+		}
+		os.Exit(1)
 	}
-	// Both only return on failure, before READY.
-	if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
-		fmt.Fprintln(os.Stderr, "husk init:", err)
-	}
-	os.Exit(1)
+	os.Exit(0)
 }
 
-// receiveConfig reads the CONFIG the parent sends first, moves init to
-// the process's initial CPUs and takes what the parent passed for it.
-func receiveConfig(sock *os.File) (*configs.Config, *inherited, error) {
-	t, payload, err := bootstrap.Recv(sock)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read config: %w", err)
-	}
-	if t != bootstrap.SyncConfig {
-		return nil, nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
-	}
-	var cfg configs.Config
-	if err := json.Unmarshal(payload, &cfg); err != nil {
-		return nil, nil, fmt.Errorf("decode config: %w", err)
-	}
-	if err := applyInitialCPUAffinity(cfg.Process); err != nil {
-		return nil, nil, err
-	}
-	side, err := takeInherited(&cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	trace.Mark("config")
-	return &cfg, side, nil
-}
-
-// initContainer builds the container, then runs its process on `start`.
-func initContainer(sock *os.File) error {
-	cfg, side, err := receiveConfig(sock)
+// build receives the config and builds the container, then hands the
+// root and the pty slave over to pid 1.
+func build(sock *os.File, openPty OpenPty) error {
+	cfg, err := receiveConfig(sock)
 	if err != nil {
 		return err
 	}
+	side, err := takeInherited(cfg)
+	if err != nil {
+		return err
+	}
+	trace.Mark("config")
 	// The createRuntime and createContainer hooks run before pivot_root.
 	hooks := func() error {
 		trace.Mark("rootfs")
@@ -91,7 +65,8 @@ func initContainer(sock *os.File) error {
 	if err := rootfs.SetupWith(cfg, hooks, sources); err != nil {
 		return err
 	}
-	if err := setupConsole(cfg, side); err != nil {
+	slave, err := setupConsole(cfg, side, openPty)
+	if err != nil {
 		return err
 	}
 	if err := setupSystem(cfg); err != nil {
@@ -101,22 +76,41 @@ func initContainer(sock *os.File) error {
 		return err
 	}
 	trace.Mark("setup")
-	return setupAndExecve(cfg, side, sock, func(beforeHooks func() error, env []string) error {
-		return waitForStart(cfg, beforeHooks, env)
-	})
+	return handOver(side.launcher, slave)
 }
 
-// initExec runs a process in a container that exists: nsexec joined its
-// namespaces and the parent its cgroups; only the process is left to set.
-func initExec(sock *os.File) error {
-	cfg, side, err := receiveConfig(sock)
+// receiveConfig reads the CONFIG the parent sends.
+func receiveConfig(sock *os.File) (*configs.Config, error) {
+	t, payload, err := bootstrap.Recv(sock)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("read config: %w", err)
 	}
-	if err := setupConsole(cfg, side); err != nil {
-		return err
+	if t != bootstrap.SyncConfig {
+		return nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
 	}
-	return setupAndExecve(cfg, side, sock, nil)
+	var cfg configs.Config
+	if err := json.Unmarshal(payload, &cfg); err != nil {
+		return nil, fmt.Errorf("decode config: %w", err)
+	}
+	return &cfg, nil
+}
+
+// handOver sends pid 1 the container's root (an O_PATH fd of "/": after
+// pivot_root pid 1 is there already, after a chroot it is not) and the
+// pty slave (or nothing), in one message with SCM_RIGHTS.
+func handOver(launcher *os.File, slave int) error {
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("hand over to pid 1: open /: %w", err)
+	}
+	fds := []int{root}
+	if slave >= 0 {
+		fds = append(fds, slave)
+	}
+	if err := unix.Sendmsg(int(launcher.Fd()), []byte{'D'}, unix.UnixRights(fds...), nil, 0); err != nil {
+		return fmt.Errorf("hand over to pid 1: %w", err)
+	}
+	return nil
 }
 
 // lineFormatter writes a record as the JSON line the parent reads, as
@@ -139,9 +133,8 @@ func (lineFormatter) Format(e *logrus.Entry) ([]byte, error) {
 	return append(line, "}\n"...), nil
 }
 
-// logPipe is init's end of the log pipe. A created container's parent
-// (husk create) is gone once init waits for start: what init logs later
-// is dropped, never reported on stderr, which is the container's stdio.
+// logPipe is init's end of the log pipe. What init fails to write is
+// dropped, never reported on stderr, which is the container's stdio.
 type logPipe struct{ f *os.File }
 
 func (l logPipe) Write(p []byte) (int, error) {

@@ -2,13 +2,15 @@ package initproc
 
 import (
 	"fmt"
+
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
 
 // setupSystem sets what belongs to the container's namespaces rather than
-// to its process: host and domain name, sysctls, the session keyring.
+// to its process: host and domain name, sysctls.
 func setupSystem(cfg *configs.Config) error {
 	if cfg.Hostname != "" {
 		if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
@@ -26,10 +28,30 @@ func setupSystem(cfg *configs.Config) error {
 			return fmt.Errorf("linux.sysctl[%q]: write %q: %w", k, v, err)
 		}
 	}
-	if !cfg.NoNewKeyring {
-		if _, err := unix.KeyctlJoinSessionKeyring("_ses"); err != nil && err != unix.ENOSYS {
-			return fmt.Errorf("join a new session keyring: %w", err)
-		}
-	}
 	return nil
+}
+
+// setupConsole makes the container's pty (process.terminal), sends its
+// master over the console socket and binds the slave onto /dev/console;
+// it returns the slave for pid 1, which makes it the process's stdio and
+// controlling terminal (-1 without a terminal).
+func setupConsole(cfg *configs.Config, side *inherited, openPty OpenPty) (int, error) {
+	p := cfg.Process
+	if !p.Terminal {
+		return -1, nil
+	}
+	defer side.console.Close()
+	var rows, cols uint16
+	if s := p.ConsoleSize; s != nil {
+		rows, cols = s.Height, s.Width
+	}
+	slave, err := openPty(int(side.console.Fd()), p.ConsoleSize != nil, rows, cols, p.User.UID)
+	if err != nil {
+		return -1, err
+	}
+	if err := console.BindConsole(slave); err != nil {
+		unix.Close(slave)
+		return -1, fmt.Errorf("process.terminal: %w", err)
+	}
+	return slave, nil
 }

@@ -3,16 +3,18 @@ package seccomp
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 )
 
 // ListenerMessage is what the runtime-spec says the seccomp listener
 // receives with the notify fd: the container process state, as JSON, with
 // fds naming the one fd sent. pid is the process's pid in the runtime's
-// pid namespace. init builds it before Load, so that after the filter is
-// in place it only has to send it.
+// pid namespace. The parent builds it (libcontainer/launch: Listener) for
+// the launcher, which only has to send it once the filter is in place.
 func ListenerMessage(metadata string, pid int, state specs.State) ([]byte, error) {
 	msg, err := json.Marshal(specs.ContainerProcessState{
 		Version:  specs.Version,
@@ -27,21 +29,25 @@ func ListenerMessage(metadata string, pid int, state specs.State) ([]byte, error
 	return msg, nil
 }
 
-// SendToListener sends msg and the notify fd over conn, a unix socket
-// connected to linux.seccomp.listenerPath, in one sendmsg with SCM_RIGHTS.
-func SendToListener(conn, notifyFd int, msg []byte) error {
-	n, err := unix.SendmsgN(conn, msg, unix.UnixRights(notifyFd), nil, 0)
-	if err != nil {
-		return fmt.Errorf("linux.seccomp.listenerPath: send the notify fd: %w", err)
+// Killers names what in s kills a process with SIGSYS, for the error of
+// a launcher killed by its own filter: "defaultAction SCMP_ACT_KILL", or
+// "SCMP_ACT_KILL_PROCESS on clone, fork" (SCMP_ACT_TRAP counts: an
+// unhandled SIGSYS kills too).
+func Killers(s *configs.Seccomp) string {
+	kills := func(action string) bool {
+		return strings.HasPrefix(action, "SCMP_ACT_KILL") || action == "SCMP_ACT_TRAP"
 	}
-	// A stream socket may take the message in parts; the fd went with
-	// the first.
-	for n < len(msg) {
-		m, err := unix.Write(conn, msg[n:])
-		if err != nil {
-			return fmt.Errorf("linux.seccomp.listenerPath: send the process state: %w", err)
+	var parts []string
+	if kills(s.DefaultAction) {
+		parts = append(parts, "defaultAction "+s.DefaultAction)
+	}
+	for _, r := range s.Syscalls {
+		if kills(r.Action) {
+			parts = append(parts, r.Action+" on "+strings.Join(r.Names, ", "))
 		}
-		n += m
 	}
-	return nil
+	if len(parts) == 0 {
+		return "defaultAction " + s.DefaultAction
+	}
+	return strings.Join(parts, "; ")
 }

@@ -19,17 +19,3 @@ func memfd(name string) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), name), nil
 }
-
-// seccompSetModeFilter is seccomp(SECCOMP_SET_MODE_FILTER, flags, prog).
-// With SECCOMP_FILTER_FLAG_NEW_LISTENER it returns the notify fd.
-func seccompSetModeFilter(flags uint, prog []byte) (int, error) {
-	fprog := unix.SockFprog{
-		Len:    uint16(len(prog) / sockFilterSize),
-		Filter: (*unix.SockFilter)(unsafe.Pointer(&prog[0])),
-	}
-	r, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, uintptr(flags), uintptr(unsafe.Pointer(&fprog)))
-	if errno != 0 {
-		return -1, errno
-	}
-	return int(r), nil
-}

@@ -531,92 +531,47 @@ exec_bg_cgroup() {
 	EXEC_PID="$(cat "$TEST_DIR/exec.pid")"
 }
 
-# exec_log PATH-ENV ARGS...: husk --debug exec with HUSK_EXEC_PATH set to
-# PATH-ENV ("" for the default), the log in $TEST_DIR/exec.log.
+# exec_log ARGS...: husk --debug exec, the log in $TEST_DIR/exec.log.
 exec_log() {
-	local path="$1"
-	shift
 	rm -f "$TEST_DIR/exec.log"
-	HUSK_EXEC_PATH="$path" run --separate-stderr husk --debug --log "$TEST_DIR/exec.log" --log-format text exec "$@"
+	run --separate-stderr husk --debug --log "$TEST_DIR/exec.log" --log-format text exec "$@"
 }
 
-@test "exec: a plain exec is set up in C without the Go runtime; HUSK_EXEC_PATH=go takes the Go init" {
+@test "exec: the launcher sets the process up before it forks it into the container, without the Go runtime" {
 	start_sleeper
-	exec_log "" "$ID" true
+	exec_log "$ID" true
 	[ "$status" -eq 0 ] || fail "exec: $stderr"
-	grep -q 'nsexec sets the process up in C' "$TEST_DIR/exec.log" || fail "no C path: $(cat "$TEST_DIR/exec.log")"
-	grep -q 'set up in C, without Go' "$TEST_DIR/exec.log" || fail "no execve from C: $(cat "$TEST_DIR/exec.log")"
-	! grep -q 'the Go init sets the process up' "$TEST_DIR/exec.log" || fail "Go path taken"
-	exec_log go "$ID" true
-	[ "$status" -eq 0 ] || fail "exec: $stderr"
-	grep -q 'the Go init sets the process up (HUSK_EXEC_PATH=go)' "$TEST_DIR/exec.log" || fail "no Go path: $(cat "$TEST_DIR/exec.log")"
-	! grep -q 'set up in C, without Go' "$TEST_DIR/exec.log" || fail "C path taken"
+	grep -q 'setns_init: about to exec \\"/bin/true\\"' "$TEST_DIR/exec.log" || fail "no launcher: $(cat "$TEST_DIR/exec.log")"
 }
 
-@test "exec: the C path and the Go init make the same process: ids, groups, capabilities, filter, env, cwd, umask, rlimits" {
-	update_config '.process.capabilities = {
-		"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_RAW"],
-		"effective": ["CAP_CHOWN", "CAP_KILL"], "permitted": ["CAP_CHOWN", "CAP_KILL"],
-		"inheritable": ["CAP_KILL"], "ambient": ["CAP_KILL", "CAP_CHOWN"]}
-		| .process.noNewPrivileges = true
-		| .process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 321, "hard": 654}, {"type": "RLIMIT_CORE", "soft": 0, "hard": 0}]
-		| .process.user.umask = 23
-		| .process.env = ["PATH=/bin:/nope", "A=1", "A=2", "HOME="]
-		| .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
-			"syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+@test "exec: the launcher's errors: missing binary, directory, bad cwd, in one line, exit 255 as runc" {
 	start_sleeper
-	local script='grep -E "^(Uid|Gid|Groups|Cap...|NoNewPrivs|Seccomp|Seccomp_filters|Cpus_allowed_list):" /proc/self/status
-		env | sort; pwd; umask; ulimit -n; ulimit -Hn; ulimit -c; ls /proc/self/fd; mkdir /tmp/d 2>&1'
-	local args
-	for args in "" "--user 1000:1000 --additional-gids 5 --additional-gids 7 --cwd /tmp --env B=3 --env HOME=/h"; do
-		# shellcheck disable=SC2086
-		exec_log "" $args "$ID" sh -c "$script"
-		local c="$output" cstatus="$status"
-		grep -q 'set up in C, without Go' "$TEST_DIR/exec.log" || fail "no C path for '$args'"
-		# shellcheck disable=SC2086
-		exec_log go $args "$ID" sh -c "$script"
-		[ "$cstatus" = "$status" ] || fail "'$args': status C $cstatus, Go $status"
-		[ "$c" = "$output" ] || fail "'$args': C path:
-$c
-Go init:
-$output"
-	done
-	assert_contains "$output" "Uid:	1000	1000	1000	1000" "Groups:	5 7" "NoNewPrivs:	1" "Seccomp:	2" "0027" "HOME=/h" "A=2" "321" "654" "Operation not permitted"
-}
-
-@test "exec: the C path gives the Go init's errors: missing binary, directory, bad cwd" {
-	start_sleeper
-	local args want c
+	local args want
 	for args in "$ID no-such-binary|executable file not found in \$PATH" "$ID /bin/no/such|stat /bin/no/such: no such file or directory" \
 		"$ID /etc|is a directory" "--cwd /nope $ID true|process.cwd: chdir \"/nope\": no such file or directory"; do
 		want="${args#*|}"
 		# shellcheck disable=SC2086
-		exec_log "" ${args%|*}
+		exec_log ${args%|*}
 		[ "$status" -eq 255 ] || fail "${args%|*}: status $status"
-		c="$stderr"
-		# shellcheck disable=SC2086
-		exec_log go ${args%|*}
-		[ "$c" = "$stderr" ] || fail "${args%|*}: C path: $c; Go init: $stderr"
-		assert_contains "$c" "$want"
-		[ "$(wc -l <<<"$c")" -eq 1 ] || fail "not one line: $c"
+		assert_contains "$stderr" "$want"
+		[ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "not one line: $stderr"
 	done
 }
 
-@test "exec: what the C path leaves to the Go init still works: scheduler, ioPriority, execCPUAffinity, personality" {
+@test "exec: scheduler, ioPriority, execCPUAffinity and personality reach an exec'd process" {
 	update_config '.linux.personality = {"domain": "LINUX32"}'
 	start_sleeper
-	jq '.process | .args = ["sh", "-c", "uname -m; grep Cpus_allowed_list /proc/self/status; grep ^policy /proc/self/sched"]
+	jq '.process | .args = ["sh", "-c", "uname -m; grep Cpus_allowed_list /proc/self/status; grep ^policy /proc/self/sched; ionice"]
 		| .ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 3}
 		| .scheduler = {"policy": "SCHED_BATCH", "nice": 5}
 		| .execCPUAffinity = {"final": "0"}' "$BUNDLE/config.json" >"$TEST_DIR/p.json"
-	exec_log "" --process "$TEST_DIR/p.json" "$ID"
+	exec_log --process "$TEST_DIR/p.json" "$ID"
 	[ "$status" -eq 0 ] || fail "exec: $stderr"
-	grep -q 'the Go init sets the process up' "$TEST_DIR/exec.log" || fail "not the Go init: $(cat "$TEST_DIR/exec.log")"
-	assert_contains "$output" "i686" "Cpus_allowed_list:	0"
+	assert_contains "$output" "i686" "Cpus_allowed_list:	0" "best-effort: prio 3"
 	[[ "$output" =~ policy[[:space:]]+:[[:space:]]+3 ]] || fail "not SCHED_BATCH (3): $output"
 }
 
-@test "exec: into a container whose pids.max leaves a few pids, with a forker racing: works or fails in one line naming pids.max, both paths" {
+@test "exec: into a container whose pids.max leaves a few pids, with a forker racing: works or fails in one line naming pids.max" {
 	[ -d /sys/fs/cgroup/pids ] || [ -e /sys/fs/cgroup/pids.max ] || skip "no pids cgroup controller"
 	update_config '.linux.resources.pids = {"limit": 12}'
 	start_sleeper
@@ -629,22 +584,18 @@ $output"
 			sleep 0.02
 		done
 	) &
-	local forker=$! i path ok=0
-	for i in $(seq 1 12); do
-		for path in "" go; do
-			HUSK_EXEC_PATH="$path" run --separate-stderr husk exec "$ID" true
-			if [ "$status" -eq 0 ]; then
-				ok=$((ok + 1))
-				continue
-			fi
-			[ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "path '$path': not one line: $stderr"
-			assert_contains "$stderr" pids.max
-			[[ "$stderr" != *goroutine* && "$stderr" != *pthread_create* ]] || fail "a Go crash: $stderr"
-		done
+	local forker=$! i ok=0
+	for i in $(seq 1 24); do
+		run --separate-stderr husk exec "$ID" true
+		if [ "$status" -eq 0 ]; then
+			ok=$((ok + 1))
+			continue
+		fi
+		[ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "not one line: $stderr"
+		assert_contains "$stderr" pids.max
+		[[ "$stderr" != *goroutine* && "$stderr" != *pthread_create* ]] || fail "a Go crash: $stderr"
 	done
 	touch "$TEST_DIR/stop"
 	wait "$forker"
 	echo "# $ok of 24 execs ran; the others failed in one line naming pids.max" >&3
-	# The Go init runs outside the cgroup until its execve: it always works.
-	HUSK_EXEC_PATH=go run -0 husk exec "$ID" true
 }

@@ -146,14 +146,14 @@ debug_log_has() {
 	husk --debug --log "$TEST_DIR/create.log" --log-format json create --bundle "$BUNDLE" "$id" \
 		</dev/null >/dev/null 2>&1 3>&- || fail "create failed: $(cat "$TEST_DIR/create.log")"
 	debug_log_has "$TEST_DIR/create.log" "namespaces: join [], make [" "exe protection:" \
-		"CPU affinity set" "run prestart hook #0: /bin/true"
+		"reset the CPU affinity" "run prestart hook #0: /bin/true"
 	husk --debug --log "$TEST_DIR/start.log" --log-format json start "$id" 3>&-
 	# init's own lines after create went to create's log pipe, as in runc;
 	# start logs its steps.
 	debug_log_has "$TEST_DIR/start.log" "started its process" "run poststart hook #0: /bin/true"
 	run -0 husk --debug --log "$TEST_DIR/exec.log" --log-format json exec "$id" true
-	debug_log_has "$TEST_DIR/exec.log" "namespaces: join [" "exe protection:" "CPU affinity set" \
-		"seccomp filter loaded" "execve \"/bin/true\""
+	debug_log_has "$TEST_DIR/exec.log" "namespaces: join [" "exe protection:" "reset the CPU affinity" \
+		"seccomp filter flags: 0" "setns_init: about to exec \"/bin/true\""
 	# nsexec's own lines come through the log pipe once helper userns's
 	# change is merged; until then they are not required here.
 	if grep -q nsexec "$TEST_DIR/exec.log"; then
@@ -172,9 +172,9 @@ debug_log_has() {
 	run -0 husk --debug --log "$TEST_DIR/run.log" --log-format text run --bundle "$BUNDLE" "$id" </dev/null
 	local w
 	for w in 'level=debug msg="namespaces: join [], make [' 'level=debug msg="exe protection:' \
-		'level=debug msg="init: CPU affinity set' 'level=debug msg="init: seccomp filter loaded' \
-		'SECCOMP_FILTER_FLAG_LOG' 'level=debug msg="init: run startContainer hook #0: /bin/true' \
-		'level=debug msg="init: execve \"/bin/true\""'; do
+		'level=debug msg="init: reset the CPU affinity' 'level=debug msg="init: seccomp filter flags: 2' \
+		'SECCOMP_FILTER_FLAG_LOG' 'level=debug msg="run startContainer hook #0: /bin/true' \
+		'level=debug msg="init: closing the pipe to signal completion: execs \"/bin/true\" on start"'; do
 		grep -qF -- "$w" "$TEST_DIR/run.log" || fail "no '$w' in run.log: $(cat "$TEST_DIR/run.log")"
 	done
 }

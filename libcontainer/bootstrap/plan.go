@@ -1,0 +1,263 @@
+package bootstrap
+
+// #include "bootstrap.h"
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+)
+
+// The PLAN frame: its sync type, its record types (bootstrap.h) and its
+// bound.
+const (
+	SyncPlan SyncType = C.HUSK_SYNC_PLAN
+
+	RecArgs         = C.HUSK_PLAN_ARGS
+	RecEnv          = C.HUSK_PLAN_ENV
+	RecCwd          = C.HUSK_PLAN_CWD
+	RecUID          = C.HUSK_PLAN_UID
+	RecGID          = C.HUSK_PLAN_GID
+	RecGroups       = C.HUSK_PLAN_GROUPS
+	RecUmask        = C.HUSK_PLAN_UMASK
+	RecRlimit       = C.HUSK_PLAN_RLIMIT
+	RecCaps         = C.HUSK_PLAN_CAPS
+	RecNoNewPrivs   = C.HUSK_PLAN_NNP
+	RecSeccomp      = C.HUSK_PLAN_SECCOMP
+	RecSeccompFlags = C.HUSK_PLAN_SECCOMP_FLAGS
+	RecHome         = C.HUSK_PLAN_HOME
+	RecPath         = C.HUSK_PLAN_PATH
+	RecAffinity     = C.HUSK_PLAN_AFFINITY
+	RecMemPolicy    = C.HUSK_PLAN_MEMPOLICY
+	RecPersonality  = C.HUSK_PLAN_PERSONALITY
+	RecIOPrio       = C.HUSK_PLAN_IOPRIO
+	RecSched        = C.HUSK_PLAN_SCHED
+	RecAppArmor     = C.HUSK_PLAN_APPARMOR
+	RecSELinux      = C.HUSK_PLAN_SELINUX
+	RecListener     = C.HUSK_PLAN_LISTENER
+	RecTTY          = C.HUSK_PLAN_TTY
+	RecKeyring      = C.HUSK_PLAN_KEYRING
+
+	// PlanMax bounds a PLAN frame's payload, in bytes.
+	PlanMax = C.HUSK_PLAN_MAX
+	// PlanMaxHoles bounds PlanListener.PidAt.
+	PlanMaxHoles = C.HUSK_PLAN_MAX_HOLES
+)
+
+// Sizes of the fixed payloads, checked against the C structs.
+const (
+	planRlimitSize = 24
+	planCapsSize   = 48
+	planSchedSize  = 48
+)
+
+var (
+	_ [planRlimitSize - unsafe.Sizeof(C.struct_husk_plan_rlimit{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_plan_rlimit{}) - planRlimitSize]byte
+	_ [planCapsSize - unsafe.Sizeof(C.struct_husk_plan_caps{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_plan_caps{}) - planCapsSize]byte
+	_ [planSchedSize - unsafe.Sizeof(C.struct_husk_plan_sched{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_plan_sched{}) - planSchedSize]byte
+	_ [8 - unsafe.Sizeof(C.struct_husk_plan_tty{})]byte
+	_ [8 - unsafe.Sizeof(C.struct_husk_plan_ioprio{})]byte
+	_ [8 - unsafe.Sizeof(C.struct_husk_plan_mempolicy{})]byte
+)
+
+// Plan is a process as the launcher (nsenter/launch.c) sets it up and
+// execs it: computed and checked by the parent (libcontainer/launch), for
+// a container's init and for every exec alike.
+type Plan struct {
+	Args []string
+	// Env is the final environment, but for HOME when FillHome is set:
+	// then exactly one entry is "HOME=", which the launcher fills with
+	// the home of UID from the container's /etc/passwd ("/" without one).
+	Env      []string
+	FillHome bool
+	Cwd      string
+	// Path is the file to exec; empty: Args[0] looked up in PATH.
+	Path     string
+	UID, GID uint32
+	Groups   []uint32
+	Umask    uint32
+	Rlimits  []PlanRlimit
+	Caps     PlanCaps
+	// NoNewPrivs sets no_new_privs; the filter is then loaded last,
+	// else before the user switch (it needs CAP_SYS_ADMIN without it).
+	NoNewPrivs   bool
+	Keyring      bool   // join a new session keyring
+	Seccomp      []byte // struct sock_filter[], nil: no filter
+	SeccompFlags uint32
+	Affinity     []uint64 // execCPUAffinity.final as a CPU mask; nil: none
+	MemPolicy    *PlanMemPolicy
+	Personality  *uint32
+	IOPrio       *PlanIOPrio
+	Sched        *PlanSched
+	AppArmor     string // exec profile, "" for none
+	SELinux      string // exec label, "" for none
+	Listener     *PlanListener
+	TTY          *PlanTTY
+}
+
+// PlanRlimit is one process.rlimits entry; Index is its place there.
+type PlanRlimit struct {
+	Type, Index uint32
+	Soft, Hard  uint64
+}
+
+// PlanCaps are the capability sets as masks of the running kernel's
+// capabilities (0..LastCap); Bounding is what stays in the bounding set.
+type PlanCaps struct {
+	Bounding, Effective, Permitted, Inheritable, Ambient uint64
+	LastCap                                              uint32
+}
+
+// PlanMemPolicy is linux.memoryPolicy; Nodes a node mask (nil: none).
+type PlanMemPolicy struct {
+	Mode, Flags int32
+	Nodes       []uint64
+}
+
+// PlanIOPrio is process.ioPriority.
+type PlanIOPrio struct{ Class, Priority int32 }
+
+// PlanSched is process.scheduler, as sched_setattr(2) takes it.
+type PlanSched struct {
+	Policy                           uint32
+	Nice                             int32
+	Priority                         uint32
+	Flags, Runtime, Deadline, Period uint64
+}
+
+// PlanListener is the seccomp listener's message (the container process
+// state); the process's pid, in decimal, goes in at each offset of
+// PidAt (ascending offsets into Msg; none: the message is complete).
+type PlanListener struct {
+	Msg   []byte
+	PidAt []uint32
+}
+
+// PlanTTY is process.terminal: Open makes the launcher open the pty and
+// send its master (an exec; a container's Go init made it already);
+// Rows and Cols are process.consoleSize when HasSize.
+type PlanTTY struct {
+	Open, HasSize bool
+	Rows, Cols    uint16
+}
+
+// Encode serialises p as the PLAN frame's payload. It fails only past
+// PlanMax, which the launch package's limits keep it under.
+func (p *Plan) Encode() ([]byte, error) {
+	var e planEncoder
+	e.add(RecArgs, nulList(p.Args))
+	e.add(RecEnv, nulList(p.Env))
+	e.add(RecCwd, cString(p.Cwd))
+	if p.Path != "" {
+		e.add(RecPath, cString(p.Path))
+	}
+	e.u32(RecUID, p.UID)
+	e.u32(RecGID, p.GID)
+	e.add(RecGroups, u32s(p.Groups))
+	e.u32(RecUmask, p.Umask)
+	for _, r := range p.Rlimits {
+		e.add(RecRlimit, u64s(u32s([]uint32{r.Type, r.Index}), r.Soft, r.Hard))
+	}
+	c := p.Caps
+	caps := u64s(nil, c.Bounding, c.Effective, c.Permitted, c.Inheritable, c.Ambient)
+	e.add(RecCaps, append(caps, u32s([]uint32{c.LastCap, 0})...))
+	e.flag(RecNoNewPrivs, p.NoNewPrivs)
+	e.flag(RecHome, p.FillHome)
+	e.flag(RecKeyring, p.Keyring)
+	if p.Seccomp != nil {
+		e.add(RecSeccomp, p.Seccomp)
+		e.u32(RecSeccompFlags, p.SeccompFlags)
+	}
+	if p.Affinity != nil {
+		e.add(RecAffinity, u64s(nil, p.Affinity...))
+	}
+	if m := p.MemPolicy; m != nil {
+		e.add(RecMemPolicy, u64s(u32s([]uint32{uint32(m.Mode), uint32(m.Flags)}), m.Nodes...))
+	}
+	if p.Personality != nil {
+		e.u32(RecPersonality, *p.Personality)
+	}
+	if io := p.IOPrio; io != nil {
+		e.add(RecIOPrio, u32s([]uint32{uint32(io.Class), uint32(io.Priority)}))
+	}
+	if s := p.Sched; s != nil {
+		b := u32s([]uint32{s.Policy, uint32(s.Nice), s.Priority, 0})
+		e.add(RecSched, u64s(b, s.Flags, s.Runtime, s.Deadline, s.Period))
+	}
+	if p.AppArmor != "" {
+		e.add(RecAppArmor, cString(p.AppArmor))
+	}
+	if p.SELinux != "" {
+		e.add(RecSELinux, cString(p.SELinux))
+	}
+	if l := p.Listener; l != nil {
+		head := append([]uint32{uint32(len(l.PidAt))}, l.PidAt...)
+		e.add(RecListener, append(u32s(head), l.Msg...))
+	}
+	if t := p.TTY; t != nil {
+		var flags uint32
+		if t.Open {
+			flags |= C.HUSK_TTY_OPEN
+		}
+		if t.HasSize {
+			flags |= C.HUSK_TTY_SIZE
+		}
+		b := binary.NativeEndian.AppendUint32(nil, flags)
+		b = binary.NativeEndian.AppendUint16(b, t.Rows)
+		e.add(RecTTY, binary.NativeEndian.AppendUint16(b, t.Cols))
+	}
+	if len(e.b) > PlanMax {
+		return nil, fmt.Errorf("the process's plan is %d bytes, over the %d husk's launcher takes", len(e.b), PlanMax)
+	}
+	return e.b, nil
+}
+
+// planEncoder appends records: u32 type, u32 length, payload, zeros to
+// a multiple of 8 bytes.
+type planEncoder struct{ b []byte }
+
+func (e *planEncoder) add(typ int, payload []byte) {
+	e.b = binary.NativeEndian.AppendUint32(e.b, uint32(typ))
+	e.b = binary.NativeEndian.AppendUint32(e.b, uint32(len(payload)))
+	e.b = append(e.b, payload...)
+	e.b = append(e.b, make([]byte, (8-len(payload)%8)%8)...)
+}
+
+func (e *planEncoder) u32(typ int, v uint32) { e.add(typ, u32s([]uint32{v})) }
+
+func (e *planEncoder) flag(typ int, on bool) {
+	if on {
+		e.add(typ, nil)
+	}
+}
+
+func u32s(vs []uint32) []byte {
+	b := make([]byte, 0, 4*len(vs))
+	for _, v := range vs {
+		b = binary.NativeEndian.AppendUint32(b, v)
+	}
+	return b
+}
+
+func u64s(b []byte, vs ...uint64) []byte {
+	for _, v := range vs {
+		b = binary.NativeEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
+// cString is s with its terminating NUL.
+func cString(s string) []byte { return append([]byte(s), 0) }
+
+// nulList is each string followed by a NUL byte.
+func nulList(list []string) []byte {
+	var b []byte
+	for _, s := range list {
+		b = append(append(b, s...), 0)
+	}
+	return b
+}

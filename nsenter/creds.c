@@ -1,0 +1,102 @@
+/*
+ * The launcher's credentials (launch.h): the bounding set first (it needs
+ * CAP_SETPCAP), then groups and ids with capabilities kept across the
+ * uid change, then the capability sets and the ambient set, then
+ * no_new_privs. The parent checked every value (libcontainer/launch).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "nsexec.h"
+
+static int drop_bounding(struct husk_launch *l)
+{
+	const struct husk_plan_caps *c = &l->plan->caps;
+
+	for (uint32_t v = 0; v <= c->last_cap; v++) {
+		if (c->bounding & (1ULL << v))
+			continue;
+		int in = prctl(PR_CAPBSET_READ, v, 0, 0, 0);
+
+		if (in < 0)
+			return husk_launch_errf(l, "process.capabilities.bounding: read capability %u from the bounding set: %s",
+						v, husk_errtext(errno));
+		if (in && prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0)
+			return husk_launch_errf(l, "process.capabilities.bounding: drop capability %u from the bounding set: %s",
+						v, husk_errtext(errno));
+	}
+	return 0;
+}
+
+/*
+ * setgroups. In a user namespace whose setgroups is "deny" (mapped by an
+ * unprivileged user without newgidmap) it is refused even for an empty
+ * list, which is what the process has already: EPERM for none is fine.
+ * (A launcher with CAP_SETGID gets EPERM from nothing else.)
+ */
+static int set_groups(struct husk_launch *l)
+{
+	const struct husk_plan *p = l->plan;
+	char list[512] = "[";
+	size_t n = 1;
+
+	if (setgroups(p->n_groups, (const gid_t *)p->groups) == 0 || (p->n_groups == 0 && errno == EPERM))
+		return 0;
+	for (size_t i = 0; i < p->n_groups && n < sizeof(list) - 16; i++)
+		n += snprintf(list + n, sizeof(list) - n, "%s%u", i ? " " : "", p->groups[i]);
+	snprintf(list + n, sizeof(list) - n, "]");
+	return husk_launch_errf(l, "process.user.additionalGids: setgroups %s: %s", list, husk_errtext(errno));
+}
+
+static int set_capabilities(struct husk_launch *l)
+{
+	const struct husk_plan_caps *c = &l->plan->caps;
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+
+	for (int i = 0; i < 2; i++) {
+		data[i].effective = c->effective >> (32 * i);
+		data[i].permitted = c->permitted >> (32 * i);
+		data[i].inheritable = c->inheritable >> (32 * i);
+	}
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return husk_launch_errf(l, "process.capabilities: capset: %s", husk_errtext(errno));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && (errno != EINVAL || c->ambient))
+		return husk_launch_errf(l, "process.capabilities: clear the ambient set: %s", husk_errtext(errno));
+	/* The parent left out, with runc's warning, what cannot be raised. */
+	for (uint32_t v = 0; v <= c->last_cap; v++)
+		if ((c->ambient & (1ULL << v)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
+			husk_logf("warning", "can't raise ambient capability %u: %s", v, husk_errtext(errno));
+	return 0;
+}
+
+int husk_set_credentials(struct husk_launch *l)
+{
+	const struct husk_plan *p = l->plan;
+
+	if (drop_bounding(l) < 0)
+		return -1;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return husk_launch_errf(l, "prctl(PR_SET_KEEPCAPS): %s", husk_errtext(errno));
+	if (set_groups(l) < 0)
+		return -1;
+	if (setresgid(p->gid, p->gid, p->gid) < 0)
+		return husk_launch_errf(l, "process.user.gid: setresgid %u: %s", p->gid, husk_errtext(errno));
+	if (setresuid(p->uid, p->uid, p->uid) < 0)
+		return husk_launch_errf(l, "process.user.uid: setresuid %u: %s", p->uid, husk_errtext(errno));
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return husk_launch_errf(l, "prctl(PR_SET_KEEPCAPS, 0): %s", husk_errtext(errno));
+	if (set_capabilities(l) < 0)
+		return -1;
+	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return husk_launch_errf(l, "process.noNewPrivileges: prctl: %s", husk_errtext(errno));
+	return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * The launcher: the one code path that turns a planned process into a
+ * running one, for a container's init and for every exec (and a
+ * startContainer hook, which is launched like an exec). plan.c parses the
+ * PLAN frame (pure, tested from Go); launch.c sets the process up in
+ * runc's order (attrs.c, creds.c, lookup.c, pty.c do the steps) and execs
+ * it. Nothing here exits: every function returns -1 with the reason in
+ * l->err, text that names the config field and value.
+ */
+#ifndef HUSK_LAUNCH_H
+#define HUSK_LAUNCH_H
+
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bootstrap.h"
+
+/* The parsed PLAN frame. Strings and arrays point into buf, the copy of
+ * the frame, each inside its own record's payload. */
+struct husk_plan {
+	char **argv, **envp; /* NULL-terminated arrays (malloc'd) */
+	size_t argc, envc;
+	const char *cwd, *path; /* path: NULL to look argv[0] up in PATH */
+	uint32_t uid, gid, umask;
+	const uint32_t *groups;
+	size_t n_groups;
+	struct husk_plan_rlimit *rlimits; /* malloc'd */
+	size_t n_rlimits;
+	struct husk_plan_caps caps;
+	int no_new_privs, fill_home, keyring;
+	const struct sock_filter *filter; /* NULL: no seccomp filter */
+	size_t n_filter;
+	uint32_t seccomp_flags;
+	const uint64_t *affinity; /* NULL: leave it */
+	size_t affinity_words;
+	int has_mempolicy;
+	struct husk_plan_mempolicy mempolicy;
+	const uint64_t *nodes;
+	size_t node_words;
+	int has_personality;
+	uint32_t personality;
+	int has_ioprio;
+	struct husk_plan_ioprio ioprio;
+	int has_sched;
+	struct husk_plan_sched sched;
+	const char *apparmor, *selinux; /* NULL: none */
+	const char *listener_msg; /* NULL: no listener */
+	size_t listener_len;
+	uint32_t listener_holes[HUSK_PLAN_MAX_HOLES]; /* where the pid goes */
+	size_t n_listener_holes;
+	int has_tty;
+	struct husk_plan_tty tty;
+	char *buf; /* owns the bytes */
+};
+
+/* Parses the PLAN payload buf[0:len]. Returns 0, or -1 with the problem
+ * in err (out is then left empty). */
+int husk_parse_plan(const char *buf, size_t len, struct husk_plan *out, char *err, size_t errlen);
+void husk_plan_free(struct husk_plan *p);
+
+/* One launch in progress. */
+struct husk_launch {
+	struct husk_plan *plan;
+	int forks;       /* exec: the launcher forks after prepare */
+	int lsm_fd[2];   /* apparmor, selinux attr/exec files, or -1 */
+	int notify_fd;   /* the filter's listener fd, or -1 */
+	int console_fd;  /* exec with a terminal: the console socket, or -1 */
+	char *listener_buf; /* the listener's message, with the pid */
+	const char *exe; /* the file execve gets: path, or found in PATH */
+	char home[4200]; /* "HOME=..." when filled */
+	char found[4200];
+	char err[1024];
+};
+
+/*
+ * The steps, in order. open: while /proc is still the runtime's (before
+ * the exec joins the container's mount namespace), the LSM attribute
+ * files. prepare: everything up to execve that may run before a fork
+ * (the filter last with noNewPrivileges). listener: send the notify fd
+ * and the message (pid: the process's, in the runtime's pid namespace,
+ * for the message's hole). after_fork: what must be done by the process
+ * itself (exec: the controlling tty, a scheduler that does not survive a
+ * fork). exec: execve.
+ */
+void husk_launch_init(struct husk_launch *l, struct husk_plan *p, int forks);
+int husk_launch_open(struct husk_launch *l);
+int husk_launch_prepare(struct husk_launch *l);
+int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid);
+int husk_launch_after_fork(struct husk_launch *l);
+int husk_launch_exec(struct husk_launch *l);
+
+/* The steps' own files: each returns 0 or -1 with l->err set. */
+int husk_launch_errf(struct husk_launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *husk_errtext(int err);
+int husk_set_affinity(const char *field, const uint64_t *mask, size_t words, char *err, size_t errlen);
+int husk_set_attrs(struct husk_launch *l);     /* attrs.c: rlimits .. LSM labels */
+int husk_set_scheduler(struct husk_launch *l); /* attrs.c */
+int husk_sched_after_fork(const struct husk_plan *p);
+int husk_set_credentials(struct husk_launch *l); /* creds.c */
+int husk_fill_home(struct husk_launch *l);       /* lookup.c */
+int husk_look_path(struct husk_launch *l);
+
+/*
+ * pty.c. husk_pty_send makes a pty on the current mount namespace's
+ * /dev/ptmx (its slave must be on a devpts), sized and without ONLCR,
+ * the slave owned by uid; sends the master over sock (SCM_RIGHTS) and
+ * returns the slave, or -1 with err set. husk_take_ctty makes fd 0 the
+ * controlling terminal of a new session.
+ */
+int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char *err, size_t errlen);
+int husk_take_ctty(char *err, size_t errlen);
+
+#endif

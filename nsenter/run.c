@@ -1,0 +1,272 @@
+/*
+ * The two launches (nsexec.h), once nsexec has joined and made the
+ * namespaces.
+ *
+ * An exec (husk_run_exec): nsexec's first process is still in the
+ * runtime's pid namespace, invisible to the container. It runs the whole
+ * setup there (launch.c: credentials, the filter, ...), then forks: the
+ * child, the first thing of this exec the container can see, already has
+ * the process's credentials and filter, and only execs. The first process
+ * sends PID, hands the listener its fd, waits for the parent's GO (the
+ * binary's view is sealed), lets the child go, and sends READY once the
+ * child is about to execve, or ERROR with the child's reason.
+ *
+ * A container's init (husk_run_init): the forked process is the
+ * container's pid 1. It forks Go init (pid 2) at once, which
+ * builds the container (rootfs, console, host name, sysctls) and hands
+ * over, on the launcher channel (bootstrap.h: HUSK_ENV_LAUNCHERFD), the
+ * container's root and the pty slave, then exits. Pid 1 never ran Go: it
+ * is single-threaded and an image exec'd in the runtime's user namespace,
+ * so a process in the container cannot ptrace it (or the Go init) without
+ * CAP_SYS_PTRACE over that namespace. It takes the root, sets the process
+ * up, sends READY, and execs once `start` opens exec.fifo.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "launch.h"
+#include "nsexec.h"
+
+#define debugf(fmt, ...) husk_logf("debug", "nsexec: " fmt, ##__VA_ARGS__)
+
+static void must_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		husk_fail("nsexec: pipe: %s", strerror(errno));
+}
+
+/* The forked process of an exec: waits for the first process's go, does
+ * what only it can (the controlling tty, a scheduler lost by a fork), says
+ * so on the status pipe (one NUL byte, or its error) and execs. An execve
+ * that fails after that (the PATH lookup checked the file already) is
+ * said on its stderr, and it exits 127 as a shell would. */
+static void exec_child(struct husk_launch *l, int gate, int status)
+{
+	char go;
+	ssize_t r;
+
+	while ((r = read(gate, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (r != 1)
+		_exit(1); /* the first process failed and said why */
+	if (husk_launch_after_fork(l) < 0) {
+		if (write(status, l->err, strlen(l->err)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	if (write(status, "", 1) != 1)
+		_exit(126);
+	husk_launch_exec(l);
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
+	_exit(127);
+}
+
+void husk_run_exec(struct husk_launch *l)
+{
+	int gate[2], status[2];
+	char why[sizeof(l->err)];
+	uint32_t p;
+	ssize_t n;
+	pid_t pid;
+
+	/* Before the process's rlimits: RLIMIT_NOFILE may leave no room. */
+	must_pipe(gate);
+	must_pipe(status);
+	if (l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN))
+		l->console_fd = husk_env_fd(HUSK_ENV_CONSOLEFD);
+	if (husk_launch_prepare(l) < 0)
+		husk_fail("%s", l->err);
+	husk_mark("ready");
+	husk_logf("debug", "setns_init: about to exec \"%s\": the launcher forks it into the container", l->exe);
+	pid = husk_fork();
+	if (pid == 0) {
+		close(gate[1]);
+		close(status[0]);
+		exec_child(l, gate[0], status[1]);
+	}
+	close(gate[0]);
+	close(status[1]);
+	p = pid;
+	if (husk_send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0)
+		_exit(1); /* the parent is gone; the child sees EOF and exits */
+	if (husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), pid) < 0)
+		husk_fail("%s", l->err);
+	/* The parent has sealed the binary's view by now (it was told at
+	 * HELLO, long before): no exec of it can follow ours. */
+	husk_expect(HUSK_SYNC_GO);
+	if (write(gate[1], "g", 1) != 1)
+		husk_fail("nsexec: let the process go: %s", strerror(errno));
+	while ((n = read(status[0], why, sizeof(why) - 1)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		husk_fail("nsexec: the process ended before its execve");
+	if (why[0] != '\0') {
+		why[n] = '\0';
+		husk_fail("%s", why);
+	}
+	husk_mark("execve");
+	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+/* ---- a container's init ----------------------------------------------- */
+
+/* Go init's hand-over: the container's root and, with a terminal, the
+ * pty slave; -1 each when Go init ended without one. */
+static void recv_handover(int ch, int *root, int *slave)
+{
+	char byte, cbuf[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	int fds[2] = {-1, -1};
+	ssize_t n;
+
+	while ((n = recvmsg(ch, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
+		memcpy(fds, CMSG_DATA(c), c->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ? 2 * sizeof(int) : sizeof(int));
+	*root = fds[0];
+	*slave = fds[1];
+}
+
+/* Forks Go init with its end of the channel at HUSK_ENV_LAUNCHERFD; the
+ * child returns (into Go). */
+static pid_t fork_go_init(int ch[2])
+{
+	int want = husk_env_fd(HUSK_ENV_LAUNCHERFD);
+	pid_t pid;
+
+	if (want < 3)
+		husk_fail("nsexec: %s: not an fd number", HUSK_ENV_LAUNCHERFD);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)
+		husk_fail("nsexec: launcher socketpair: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		husk_fail("nsexec: fork Go init: %s", strerror(errno));
+	if (pid > 0) {
+		close(ch[1]);
+		return pid;
+	}
+	/* Go init dies with pid 1 (a joined pid namespace would keep it). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || (ch[1] != want && dup3(ch[1], want, 0) < 0))
+		husk_fail("nsexec: set up Go init: %s", strerror(errno));
+	if (ch[0] != want) /* else dup3 closed it */
+		close(ch[0]);
+	if (ch[1] != want)
+		close(ch[1]);
+	return 0;
+}
+
+/* Takes the root Go init built (pivot_root moved ours already; a chroot,
+ * with --no-pivot, did not) and the pty slave as stdio. */
+static void take_over(int root, int slave)
+{
+	if (fchdir(root) < 0 || chroot(".") < 0)
+		husk_fail("nsexec: enter the container's root: %s", strerror(errno));
+	close(root);
+	if (slave < 0)
+		return;
+	for (int fd = 0; fd <= 2; fd++)
+		if (dup2(slave, fd) < 0)
+			husk_fail("process.terminal: dup the pty slave onto fd %d: %s", fd, strerror(errno));
+	close(slave);
+}
+
+/* The directory to reopen exec.fifo through, opened before take_over:
+ * after a pivot_root it is the container's /proc already; after a chroot
+ * without a mount namespace the new root may have no /proc at all, so
+ * the runtime's is kept, close-on-exec, until the fifo is open.
+ * -1 when there is no fifo (an exec). */
+static int open_fifo_dir(void)
+{
+	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
+		return -1;
+	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Blocks opening exec.fifo until `husk start` opens it, then says go. */
+static void wait_for_start(struct husk_launch *l, int dir)
+{
+	char name[16];
+	int fd = husk_env_fd(HUSK_ENV_FIFOFD), fifo;
+
+	if (fd < 0)
+		return;
+	/* Reopen through /proc: the O_PATH fd was opened on the host side. */
+	snprintf(name, sizeof(name), "%d", fd);
+	fifo = dir < 0 ? (errno = ENOENT, -1) : openat(dir, name, O_WRONLY | O_CLOEXEC);
+	if (fifo < 0 || write(fifo, "0", 1) != 1) {
+		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", name,
+				 husk_errtext(errno));
+		dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
+		_exit(1);
+	}
+	close(dir);
+}
+
+/* Our pid in the runtime's pid namespace, from its /proc (for the
+ * listener's message): 0 if it cannot be read. */
+static pid_t host_pid(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return atoi(buf);
+}
+
+void husk_run_init(struct husk_launch *l)
+{
+	int ch[2], root, slave, st, fifo_dir;
+	pid_t go, self;
+
+	/* Our cwd is the caller's: pivot_root moves only what is at the old
+	 * root, and nothing of the host may stay with pid 1. */
+	if (chdir("/") < 0)
+		husk_fail("nsexec: chdir /: %s", strerror(errno));
+	self = host_pid(); /* /proc is still the runtime's */
+	if (husk_launch_open(l) < 0)
+		husk_fail("%s", l->err);
+	go = fork_go_init(ch);
+	if (go == 0)
+		return;
+	close(husk_env_fd(HUSK_ENV_CONSOLEFD)); /* Go init's to use */
+	debugf("pid 1 waits for Go init (pid %d) to build the container", go);
+	recv_handover(ch[0], &root, &slave);
+	while (waitpid(go, &st, 0) < 0 && errno == EINTR)
+		;
+	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(1); /* Go init sent the parent its error */
+	close(ch[0]);
+	fifo_dir = open_fifo_dir();
+	take_over(root, slave);
+	husk_mark("handover");
+	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
+		husk_fail("%s", l->err);
+	husk_mark("ready");
+	/* The last log line: after READY the parent may be gone. */
+	husk_logf("debug", "closing the pipe to signal completion: execs \"%s\" on start", l->exe);
+	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
+		_exit(1);
+	close(husk_initpipe);
+	wait_for_start(l, fifo_dir);
+	husk_mark("execve");
+	husk_launch_exec(l);
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
+	_exit(127);
+}
