@@ -185,11 +185,10 @@ static void take_over(int root, int slave)
 	close(slave);
 }
 
-/* The directory to reopen exec.fifo through, opened before take_over:
- * after a pivot_root it is the container's /proc already; after a chroot
- * without a mount namespace the new root may have no /proc at all, so
- * the runtime's is kept, close-on-exec, until the fifo is open.
- * -1 when there is no fifo (an exec). */
+/* A directory to reopen exec.fifo through if the container's root has
+ * no /proc (a chroot without a mount namespace): the one pid 1 sees
+ * before it enters that root, kept close-on-exec until the fifo is open.
+ * -1 when there is no fifo (an exec) or no /proc here either. */
 static int open_fifo_dir(void)
 {
 	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
@@ -205,8 +204,15 @@ static void wait_for_start(struct husk_launch *l, int dir)
 
 	if (fd < 0)
 		return;
-	/* Reopen through /proc: the O_PATH fd was opened on the host side. */
+	/* Reopen through /proc (the O_PATH fd was opened on the host side):
+	 * the container's, else the one kept from before the root. */
 	snprintf(name, sizeof(name), "%d", fd);
+	fifo = openat(AT_FDCWD, "/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fifo >= 0) {
+		if (dir >= 0)
+			close(dir);
+		dir = fifo;
+	}
 	fifo = dir < 0 ? (errno = ENOENT, -1) : openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fifo < 0 || write(fifo, "0", 1) != 1) {
 		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", name,
