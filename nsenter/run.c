@@ -185,13 +185,13 @@ static void take_over(int root, int slave)
 	close(slave);
 }
 
-/* A directory to reopen exec.fifo through if the container's root has
- * no /proc (a chroot without a mount namespace): the one pid 1 sees
+/* A directory to reopen exec.fifo through when the container's root
+ * has no /proc (a chroot without a mount namespace): the one pid 1 sees
  * before it enters that root, kept close-on-exec until the fifo is open.
- * -1 when there is no fifo (an exec) or no /proc here either. */
-static int open_fifo_dir(void)
+ * -1 when the root has its own /proc, or there is no fifo (an exec). */
+static int open_fifo_dir(int root)
 {
-	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
+	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0 || faccessat(root, "proc/self/fd", F_OK, 0) == 0)
 		return -1;
 	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
@@ -199,28 +199,22 @@ static int open_fifo_dir(void)
 /* Blocks opening exec.fifo until `husk start` opens it, then says go. */
 static void wait_for_start(struct husk_launch *l, int dir)
 {
-	char name[16];
+	char path[32];
 	int fd = husk_env_fd(HUSK_ENV_FIFOFD), fifo;
 
 	if (fd < 0)
 		return;
 	/* Reopen through /proc (the O_PATH fd was opened on the host side):
 	 * the container's, else the one kept from before the root. */
-	snprintf(name, sizeof(name), "%d", fd);
-	fifo = openat(AT_FDCWD, "/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fifo >= 0) {
-		if (dir >= 0)
-			close(dir);
-		dir = fifo;
-	}
-	fifo = dir < 0 ? (errno = ENOENT, -1) : openat(dir, name, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fifo = openat(dir < 0 ? AT_FDCWD : dir, dir < 0 ? path : path + strlen("/proc/self/fd/"), O_WRONLY | O_CLOEXEC);
 	if (fifo < 0 || write(fifo, "0", 1) != 1) {
-		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", name,
-				 husk_errtext(errno));
+		husk_launch_errf(l, "exec.fifo: %s %s: %s", fifo < 0 ? "open" : "write", path, husk_errtext(errno));
 		dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 		_exit(1);
 	}
-	close(dir);
+	if (dir >= 0)
+		close(dir);
 }
 
 /* Our pid in the runtime's pid namespace, from its /proc (for the
@@ -259,7 +253,7 @@ void husk_run_init(struct husk_launch *l)
 	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		_exit(1); /* Go init sent the parent its error */
 	close(ch[0]);
-	fifo_dir = open_fifo_dir();
+	fifo_dir = open_fifo_dir(root);
 	take_over(root, slave);
 	husk_mark("handover");
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
