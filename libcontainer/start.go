@@ -32,9 +32,8 @@ func (c *Container) Start() error {
 		}
 	}
 	if err := c.runStartHooks(); err != nil {
-		unix.Kill(c.State.InitPid, unix.SIGKILL)
-		if werr := waitGone(c.State.InitPid, c.State.InitStart); werr != nil {
-			logrus.Warn(werr)
+		if kerr := c.kill(); kerr != nil {
+			logrus.Warn(kerr)
 		}
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
