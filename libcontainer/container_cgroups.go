@@ -280,11 +280,8 @@ func (c *Container) destroyCgroups() error {
 	if err != nil {
 		return err
 	}
-	if err := m.KillAll(killTimeout); err != nil {
+	if err := m.KillAndDestroy(killTimeout); err != nil {
 		return fmt.Errorf("container %s: %w", c.ID, err)
-	}
-	if err := m.Destroy(); err != nil {
-		return err
 	}
 	c.removeDelegatedParent()
 	return nil
