@@ -102,11 +102,10 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 			status := specs.ContainerState(c.Status().String())
 			return launch.Listener(cfg, cfg.SpecState(status, c.State.InitPid))
 		},
-		exec:      true,
+		steps:     execSteps{cfg},
+		cgroups:   cgroupsFor(entry, join),
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		entry:     entry,
-		join:      join,
 	})
 	if err != nil && pid > 0 {
 		killAndReap(pid)

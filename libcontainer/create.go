@@ -152,33 +152,29 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	defer place.close()
 	trace.Mark("cgroups")
 	pid, err := startInit(&initRequest{
-		cfg:  initConfig(cfg),
+		cfg:  cfg,
 		msg:  msg,
 		plan: plan,
 		listener: func() (*bootstrap.PlanListener, error) {
 			// init is the process: the launcher puts its pid in both.
 			return launch.Listener(cfg, cfg.SpecState(specs.StateCreating, launch.ProcessPid))
 		},
-		maps:      maps,
+		maps: mapperOf(maps),
+		steps: createSteps{
+			cfg:      initConfig(cfg),
+			limits:   place.limits,
+			hooks:    c.runCreateRuntimeHooks,
+			askHooks: cfg.Hooks.RunInParent() || limitsPids(cfg),
+		},
+		cgroups:   cgroupsFor(place.entry, place.join),
 		fifoPath:  fifo,
 		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
 		preserved: o.ExtraFiles,
-		entry:     place.entry,
-		join:      place.join,
-		runtimeHooks: func(pid int) error {
-			if err := place.limits(); err != nil {
-				return err
-			}
-			return c.runCreateRuntimeHooks(pid)
-		},
 	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid
 		_, c.State.InitStart, _ = procStat(pid)
-	}
-	if err == nil {
-		err = place.limits()
 	}
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
@@ -211,14 +207,17 @@ func initConfig(cfg *configs.Config) *configs.Config {
 	}
 	c := *cfg
 	c.Cgroup = nil
-	c.LateLimits = limitsPids(&cfg.Cgroup.Resources)
 	return &c
 }
 
-// limitsPids reports whether r sets a pids limit: it counts the threads
-// of init's Go runtime, so it is applied once they are made
-// (Config.LateLimits).
-func limitsPids(r *configs.Resources) bool {
+// limitsPids reports whether cfg sets a pids limit: it counts the threads
+// of init's Go runtime, so it is applied once they are made, at
+// CREATE_HOOKS (bootstrap.ConfigAskHooks).
+func limitsPids(cfg *configs.Config) bool {
+	if cfg.Cgroup == nil {
+		return false
+	}
+	r := &cfg.Cgroup.Resources
 	_, unified := r.Unified["pids.max"]
 	return r.PidsLimit != nil || unified
 }

@@ -9,17 +9,18 @@ import (
 	"syscall"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
-	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
-	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
-// initRequest is what startInit needs to start one `husk init`.
+// initRequest is what startInit needs to start one `husk init`. Two
+// drivers shape it (drivers.go): steps, what follows nsexec's PID (a
+// create or an exec), and cgroups, how init gets into the container's
+// cgroups (born in them, or moved in by pid: systemd, rootless).
 type initRequest struct {
 	cfg *configs.Config    // the container's, or an exec's (see execConfig)
 	msg *bootstrap.Message // namespaces and early settings for nsexec
@@ -28,8 +29,9 @@ type initRequest struct {
 	plan     *bootstrap.Plan
 	listener func() (*bootstrap.PlanListener, error)
 	// maps writes a new user namespace's id maps (nil: none is made).
-	maps *rootless.MapWriter
-	exec bool // a process exec'd into a running container
+	maps    idMapper
+	steps   initSteps
+	cgroups cgroupEntry
 	// fifoPath is the container's exec.fifo (create only): init blocks
 	// opening it until `start`.
 	fifoPath string
@@ -37,19 +39,6 @@ type initRequest struct {
 	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
 	preserved []*os.File
-	// entry, when set, is how init enters the container's cgroups
-	// itself: born in the v2 directory (clone3 CLONE_INTO_CGROUP), and
-	// nsexec writing "0" to the v1 tasks files first thing. join is then
-	// skipped (see cgroup.Entry: no wait for the kernel's RCU grace
-	// period).
-	entry *cgroup.Entry
-	// join puts init into the container's cgroups (before nsexec runs),
-	// when it did not enter them itself.
-	join func(pid int) error
-	// runtimeHooks applies the cgroup limits and runs prestart and
-	// createRuntime (create): when init asks, or, when it will not
-	// (configs.AsksCreateHooks), before init gets its config.
-	runtimeHooks func(pid int) error
 }
 
 // startInit starts `husk init` for r and walks it through the protocol of
@@ -57,10 +46,6 @@ type initRequest struct {
 // (also when it fails after it was forked, so the caller can kill it):
 // the container's init, or the exec'd process.
 func startInit(r *initRequest) (int, error) {
-	msg, err := r.msg.Encode()
-	if err != nil {
-		return 0, err
-	}
 	if err := r.addListener(); err != nil {
 		return 0, err
 	}
@@ -99,21 +84,24 @@ func startInit(r *initRequest) (int, error) {
 	}
 	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
 	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
-	var dir *os.File
-	if r.entry != nil {
-		dir = r.entry.Dir
-		r.msg.CgroupTasks = nil
-		for _, f := range r.entry.Tasks {
-			r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
-			files = append(files, f)
-		}
-		if msg, err = r.msg.Encode(); err != nil {
-			return 0, err
-		}
+	dir, tasks := r.cgroups.files()
+	r.msg.CgroupTasks = nil
+	for _, f := range tasks {
+		r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
+		files = append(files, f)
 	}
+	msg, err := r.msg.Encode()
+	if err != nil {
+		for _, f := range own {
+			f.Close()
+		}
+		logR.Close()
+		return 0, err
+	}
+	exec := r.steps.exec()
 	closeOnExecAll() // only what the child is given reaches init
 	cmd, born, err := startInCgroup(dir, view.path, []string{"husk", "init"},
-		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
+		bootstrap.InitEnv(first, r.fifoPath != "", exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
 		append(r.stdio[:], files...))
 	for _, f := range own {
 		f.Close()
@@ -127,7 +115,7 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
-	pid, err := r.converse(sock, cmd, born, msg, view)
+	pid, err := r.converse(sock, cmd.pid, born, msg, view.seal)
 	var gone *errGone
 	if err != nil && pid == 0 && !errors.As(err, &gone) {
 		// nsexec may be blocked waiting for an answer that will not come.
@@ -143,19 +131,16 @@ func startInit(r *initRequest) (int, error) {
 	return pid, nil
 }
 
-// converse runs the protocol with the started init: into the cgroups,
-// the bootstrap message (and an exec's PLAN), HELLO, then the create's
-// steps.
-func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []byte, view *binaryView) (int, error) {
+// converse runs the protocol with the started init (child): into the
+// cgroups, the bootstrap message and the PLAN, HELLO (the binary's view
+// is sealed then), nsexec's steps up to PID, then the driver's steps.
+func (r *initRequest) converse(sock *os.File, child int, born bool, msg []byte, seal func() error) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
-	// inside the container's cgroups (with an entry, nsexec's first step
+	// inside the container's cgroups (born in them, nsexec's first step
 	// is to write itself into the v1 ones).
-	if r.entry.NeedsMove(born) {
-		if err := r.join(cmd.pid); err != nil {
-			return 0, err
-		}
-		trace.Mark("join")
+	if err := r.cgroups.enter(child, born); err != nil {
+		return 0, err
 	}
 	logNamespaces(r.msg)
 	if err := sendBootstrap(sock, msg); err != nil {
@@ -167,50 +152,22 @@ func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []b
 	if err := sendPlan(sock, r.plan); err != nil {
 		return 0, err
 	}
-	if err := sealAtHello(sock, view, r.exec); err != nil {
+	// At HELLO the last exec of the husk binary has happened and nsexec's
+	// image is mapped: the view is sealed, so nothing in the container
+	// may run the binary again (finding 5 of issue 26).
+	if err := awaitHello(sock); err != nil {
 		return 0, err
 	}
+	if err := seal(); err != nil {
+		return 0, err
+	}
+	r.steps.atHello(sock)
 	pid, err := runNsexec(sock, r.maps)
 	trace.Mark("nsexec")
-	if err != nil || r.exec {
-		if err == nil {
-			err = awaitReady(sock, r.cfg, pid, nil)
-		}
+	if err != nil {
 		return pid, err
 	}
-	var hooks func() error
-	switch {
-	case r.runtimeHooks == nil:
-	case r.cfg.AsksCreateHooks():
-		hooks = func() error { return r.runtimeHooks(pid) }
-	default:
-		// Init will not ask (configs.AsksCreateHooks): the cgroup limits
-		// are applied now, while its Go runtime starts.
-		if err := r.runtimeHooks(pid); err != nil {
-			return pid, err
-		}
-	}
-	return pid, configureInit(sock, r.cfg, pid, hooks)
-}
-
-// sealAtHello waits for nsexec's HELLO, then seals the binary's view: the
-// last exec of the husk binary has happened and nsexec's image is mapped,
-// so nothing in the container may run the binary again (finding 5 of
-// issue 26). An exec's launcher then gets GO: it lets the process exec
-// only after it (it has set the process up by then: no wait).
-func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
-	if err := awaitHello(sock); err != nil {
-		return err
-	}
-	if err := view.seal(); err != nil {
-		return err
-	}
-	if exec {
-		// Sent blind: a launcher that failed before has said why in an
-		// ERROR frame, which runNsexec reads next.
-		_ = bootstrap.Send(sock, bootstrap.SyncGo, nil)
-	}
-	return nil
+	return pid, r.steps.afterPid(sock, pid)
 }
 
 // addListener puts the seccomp listener's message into the plan.
@@ -313,7 +270,7 @@ func (c *initChild) wait() error {
 // seccomp filter it had just loaded: say so, naming its default action.
 func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
 	sig := cmd.sig
-	if sig == 0 && pid > 0 && !r.exec {
+	if sig == 0 && pid > 0 && !r.steps.exec() {
 		sig = deathSignal(pid)
 	}
 	switch {

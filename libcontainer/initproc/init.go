@@ -46,7 +46,7 @@ func Init(openPty OpenPty) {
 // build receives the config and builds the container, then hands the
 // root and the pty slave over to pid 1.
 func build(sock *os.File, openPty OpenPty) error {
-	cfg, err := receiveConfig(sock)
+	cfg, flags, err := receiveConfig(sock)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func build(sock *os.File, openPty OpenPty) error {
 	hooks := func() error {
 		trace.Mark("rootfs")
 		defer trace.Mark("hooks")
-		return atMountHooks(sock, cfg)
+		return atMountHooks(sock, cfg, flags&bootstrap.ConfigAskHooks != 0)
 	}
 	sources := func(i int) (int, error) { return askMountSource(sock, i) }
 	if err := rootfs.SetupWith(cfg, hooks, sources); err != nil {
@@ -79,20 +79,25 @@ func build(sock *os.File, openPty OpenPty) error {
 	return handOver(side.launcher, slave)
 }
 
-// receiveConfig reads the CONFIG the parent sends.
-func receiveConfig(sock *os.File) (*configs.Config, error) {
+// receiveConfig reads the CONFIG the parent sends: its flags and the
+// config.
+func receiveConfig(sock *os.File) (*configs.Config, bootstrap.ConfigFlags, error) {
 	t, payload, err := bootstrap.Recv(sock)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, 0, fmt.Errorf("read config: %w", err)
 	}
 	if t != bootstrap.SyncConfig {
-		return nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+		return nil, 0, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+	}
+	flags, data, err := bootstrap.ParseConfigPayload(payload)
+	if err != nil {
+		return nil, 0, err
 	}
 	var cfg configs.Config
-	if err := json.Unmarshal(payload, &cfg); err != nil {
-		return nil, fmt.Errorf("decode config: %w", err)
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, 0, fmt.Errorf("decode config: %w", err)
 	}
-	return &cfg, nil
+	return &cfg, flags, nil
 }
 
 // handOver sends pid 1 the container's root (an O_PATH fd of "/": after
