@@ -15,6 +15,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -269,4 +270,20 @@ func passwdName(path, uid string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// withCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
+// program (a copy; cfg itself when there is no filter or it is compiled
+// already). Init only loads the program: libseccomp runs in the parent.
+func withCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
+	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
+		return cfg, nil
+	}
+	s := *cfg.Seccomp
+	if err := seccomp.Compile(&s); err != nil {
+		return nil, err
+	}
+	c := *cfg
+	c.Seccomp = &s
+	return &c, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
-	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 )
 
@@ -69,20 +68,4 @@ func dialUnix(path string) (*os.File, error) {
 	}
 	defer conn.Close()
 	return conn.File()
-}
-
-// withCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
-// program (a copy; cfg itself when there is no filter or it is compiled
-// already). Init only loads the program: libseccomp runs in the parent.
-func withCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
-	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
-		return cfg, nil
-	}
-	s := *cfg.Seccomp
-	if err := seccomp.Compile(&s); err != nil {
-		return nil, err
-	}
-	c := *cfg
-	c.Seccomp = &s
-	return &c, nil
 }
