@@ -1,8 +1,9 @@
 // Package libcontainer is the parent side of a container: the Container
 // API (create, start, exec, signal, pause, delete), the state store
-// (state.go), and spawning `husk init` (spawn.go) and walking it through
-// the handshake (handshake.go). What runs inside `husk init` is package
-// initproc; the contract between the two sides is package bootstrap.
+// (state.go), the state machine (status.go). Starting `husk init` and
+// walking it through the protocol is package launch; what runs inside
+// `husk init` is package initproc; the contract between the two sides is
+// package bootstrap.
 package libcontainer
 
 import (

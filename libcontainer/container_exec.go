@@ -91,21 +91,21 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 		return 0, err
 	}
 	defer entry.Close()
-	pid, err := startInit(&initRequest{
-		cfg:  cfg,
-		msg:  msg,
-		plan: plan,
-		listener: func() (*bootstrap.PlanListener, error) {
+	pid, err := launch.Start(&launch.Request{
+		Config: cfg,
+		Msg:    msg,
+		Plan:   plan,
+		Listener: func() (*bootstrap.PlanListener, error) {
 			if s := cfg.Seccomp; s == nil || !s.UsesNotify() {
 				return nil, nil
 			}
 			status := specs.ContainerState(c.Status().String())
 			return launch.Listener(cfg, cfg.SpecState(status, c.State.InitPid))
 		},
-		steps:     execSteps{cfg},
-		cgroups:   cgroupsFor(entry, join),
-		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
-		preserved: o.ExtraFiles,
+		Steps:     launch.ExecSteps{Config: cfg},
+		Cgroups:   launch.CgroupsFor(entry, join),
+		Stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		Preserved: o.ExtraFiles,
 	})
 	if err != nil && pid > 0 {
 		killAndReap(pid)
@@ -130,7 +130,7 @@ func (c *Container) execConfig(p *configs.Process, addCaps []string) (*configs.C
 	cfg.Process = p
 	cfg.Hooks = nil
 	// A state from before husk kept the compiled filter has none yet.
-	return withCompiledSeccomp(&cfg)
+	return launch.WithCompiledSeccomp(&cfg)
 }
 
 // addCapabilities gives p each of names (--cap) in its bounding,

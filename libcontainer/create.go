@@ -15,7 +15,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
-	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -58,7 +57,7 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, ConfigError(err)
 	}
-	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
+	if o.Config, err = launch.WithCompiledSeccomp(o.Config); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
 	}
 	trace.Mark("config")
@@ -141,7 +140,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return err
 	}
-	msg, err := bootstrapMessage(cfg)
+	msg, err := launch.BootstrapMessage(cfg)
 	if err != nil {
 		return err
 	}
@@ -152,25 +151,25 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	}
 	defer place.close()
 	trace.Mark("cgroups")
-	pid, err := startInit(&initRequest{
-		cfg:  cfg,
-		msg:  msg,
-		plan: plan,
-		listener: func() (*bootstrap.PlanListener, error) {
+	pid, err := launch.Start(&launch.Request{
+		Config: cfg,
+		Msg:    msg,
+		Plan:   plan,
+		Listener: func() (*bootstrap.PlanListener, error) {
 			// init is the process: the launcher puts its pid in both.
 			return launch.Listener(cfg, cfg.SpecState(specs.StateCreating, launch.ProcessPid))
 		},
-		maps: mapperOf(maps),
-		steps: createSteps{
-			cfg:      initConfig(cfg),
-			limits:   place.limits,
-			hooks:    c.runCreateRuntimeHooks,
-			askHooks: cfg.Hooks.RunInParent() || limitsPids(cfg),
+		Maps: launch.MapperOf(maps),
+		Steps: launch.CreateSteps{
+			Config:   initConfig(cfg),
+			Limits:   place.limits,
+			Hooks:    c.runCreateRuntimeHooks,
+			AskHooks: cfg.Hooks.RunInParent() || limitsPids(cfg),
 		},
-		cgroups:   cgroupsFor(place.entry, place.join),
-		fifoPath:  fifo,
-		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
-		preserved: o.ExtraFiles,
+		Cgroups:   launch.CgroupsFor(place.entry, place.join),
+		FifoPath:  fifo,
+		Stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		Preserved: o.ExtraFiles,
 	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
@@ -270,20 +269,4 @@ func passwdName(path, uid string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// withCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
-// program (a copy; cfg itself when there is no filter or it is compiled
-// already). Init only loads the program: libseccomp runs in the parent.
-func withCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
-	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
-		return cfg, nil
-	}
-	s := *cfg.Seccomp
-	if err := seccomp.Compile(&s); err != nil {
-		return nil, err
-	}
-	c := *cfg
-	c.Seccomp = &s
-	return &c, nil
 }

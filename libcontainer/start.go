@@ -85,7 +85,7 @@ func (c *Container) runStartHooks() error {
 		}
 		cfg = full.Config
 	}
-	cfg, err := withCompiledSeccomp(cfg)
+	cfg, err := launch.WithCompiledSeccomp(cfg)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (w *Waiter) Wait(pid int) int {
 		select {
 		case code := <-exited:
 			// What init logged up to its execve, e.g. with --debug.
-			waitForwardedLogs()
+			launch.WaitForwardedLogs()
 			return code
 		case sig := <-w.sigs:
 			switch sig := sig.(unix.Signal); sig {

@@ -68,7 +68,7 @@
 //	                                        namespace, or an idmapped one: the
 //	                                        parent opens the source in init's
 //	                                        mount namespace, with the host's
-//	                                        credentials (mountsource.go)
+//	                                        credentials (launch/mountsource.go)
 //	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
 //	                                        payload), or the error as text
 //	5h    Go init       (to pid 1)          on its launcher channel, not this

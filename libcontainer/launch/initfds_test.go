@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"net"
@@ -81,9 +81,32 @@ func TestInitExtrasErrors(t *testing.T) {
 // initExtrasFor is what the parent does for cfg before it starts init:
 // compile the filter, then dial the sockets.
 func initExtrasFor(cfg *configs.Config) (*initExtras, error) {
-	cfg, err := withCompiledSeccomp(cfg)
+	cfg, err := WithCompiledSeccomp(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return dialInitSockets(cfg)
+}
+
+// The filter is compiled into a copy: the caller's config is not changed.
+func TestWithCompiledSeccomp(t *testing.T) {
+	cfg := &configs.Config{Process: &configs.Process{Args: []string{"sh"}},
+		Seccomp: &configs.Seccomp{DefaultAction: "SCMP_ACT_ALLOW",
+			Syscalls: []*configs.Syscall{{Names: []string{"mkdir"}, Action: "SCMP_ACT_ERRNO"}}}}
+	got, err := WithCompiledSeccomp(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Seccomp.Program == nil || len(got.Seccomp.Program.Filter) == 0 {
+		t.Error("the filter was not compiled")
+	}
+	if cfg.Seccomp.Program != nil {
+		t.Error("the caller's config was changed")
+	}
+	if again, _ := WithCompiledSeccomp(got); again != got {
+		t.Error("a compiled filter was compiled again")
+	}
+	if none, _ := WithCompiledSeccomp(&configs.Config{}); none.Seccomp != nil {
+		t.Error("a config without seccomp got a filter")
+	}
 }

@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
+	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 )
 
@@ -68,4 +69,20 @@ func dialUnix(path string) (*os.File, error) {
 	}
 	defer conn.Close()
 	return conn.File()
+}
+
+// WithCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
+// program (a copy; cfg itself when there is no filter or it is compiled
+// already). Init only loads the program: libseccomp runs in the parent.
+func WithCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
+	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
+		return cfg, nil
+	}
+	s := *cfg.Seccomp
+	if err := seccomp.Compile(&s); err != nil {
+		return nil, err
+	}
+	c := *cfg
+	c.Seccomp = &s
+	return &c, nil
 }

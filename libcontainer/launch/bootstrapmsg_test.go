@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestBootstrapMessage(t *testing.T) {
 		Process:       &configs.Process{OomScoreAdj: &adj},
 		TimensOffsets: "monotonic 5 0\n",
 	}
-	m, err := bootstrapMessage(cfg)
+	m, err := BootstrapMessage(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ func sendBootstrap(sock *os.File, msg []byte) error {
 // reports the pid of the forked init or process (steps 2-4 of the
 // protocol table in package bootstrap). Every error is the one the user
 // reads: nsexec's own text, or what the parent saw go wrong.
-func runNsexec(sock *os.File, maps idMapper) (int, error) {
+func runNsexec(sock *os.File, maps IDMapper) (int, error) {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -152,7 +152,7 @@ func awaitReady(sock *os.File, cfg *configs.Config, pid int, atHooks func() erro
 }
 
 // initGone words a broken init socket: init died without saying why
-// (errGone; startInit then looks at how it died).
+// (errGone; Start then looks at how it died).
 func initGone(stage string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
 		return &errGone{stage}
@@ -198,7 +198,7 @@ func forwardLogs(r io.ReadCloser) {
 // init's end of its log pipe closes, at the process's execve (or exit).
 var forwarding sync.WaitGroup
 
-// waitForwardedLogs waits until every log pipe is drained. Call it only
+// WaitForwardedLogs waits until every log pipe is drained. Call it only
 // once the processes are gone (Waiter.Wait): a created container's init
 // holds its pipe until start.
-func waitForwardedLogs() { forwarding.Wait() }
+func WaitForwardedLogs() { forwarding.Wait() }

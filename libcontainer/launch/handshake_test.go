@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"encoding/binary"
@@ -126,7 +126,7 @@ func sendAndRunNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapW
 	if err := sendBootstrap(sock, b); err != nil {
 		return 0, err
 	}
-	return runNsexec(sock, mapperOf(maps))
+	return runNsexec(sock, MapperOf(maps))
 }
 
 const nsexecGone = "nsexec exited without reporting an error (see its output above)"

@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"errors"
@@ -10,42 +10,41 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
-// initRequest is what startInit needs to start one `husk init`. Two
-// drivers shape it (drivers.go): steps, what follows nsexec's PID (a
-// create or an exec), and cgroups, how init gets into the container's
-// cgroups (born in them, or moved in by pid: systemd, rootless).
-type initRequest struct {
-	cfg *configs.Config    // the container's, or an exec's (see execConfig)
-	msg *bootstrap.Message // namespaces and early settings for nsexec
-	// plan is the process the launcher sets up and execs; listener, when
-	// set, gives its seccomp listener's message (launch.Listener).
-	plan     *bootstrap.Plan
-	listener func() (*bootstrap.PlanListener, error)
-	// maps writes a new user namespace's id maps (nil: none is made).
-	maps    idMapper
-	steps   initSteps
-	cgroups cgroupEntry
-	// fifoPath is the container's exec.fifo (create only): init blocks
+// Request is what Start needs to start one `husk init`. Two drivers
+// shape it (drivers.go): Steps, what follows nsexec's PID (a create or an
+// exec), and Cgroups, how init gets into the container's cgroups (born
+// in them, or moved in by pid: systemd, rootless).
+type Request struct {
+	Config *configs.Config    // the container's, or an exec's
+	Msg    *bootstrap.Message // namespaces and early settings for nsexec
+	// Plan is the process the launcher sets up and execs; Listener, when
+	// set, gives its seccomp listener's message (see Listener).
+	Plan     *bootstrap.Plan
+	Listener func() (*bootstrap.PlanListener, error)
+	// Maps writes a new user namespace's id maps (nil: none is made).
+	Maps    IDMapper
+	Steps   Steps
+	Cgroups CgroupEntry
+	// FifoPath is the container's exec.fifo (create only): init blocks
 	// opening it until `start`.
-	fifoPath string
-	stdio    [3]*os.File
-	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
+	FifoPath string
+	Stdio    [3]*os.File
+	// Preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
-	preserved []*os.File
+	Preserved []*os.File
 }
 
-// startInit starts `husk init` for r and walks it through the protocol of
+// Start starts `husk init` for r and walks it through the protocol of
 // libcontainer/bootstrap up to READY. It returns the pid of the process
 // (also when it fails after it was forked, so the caller can kill it):
 // the container's init, or the exec'd process.
-func startInit(r *initRequest) (int, error) {
+func Start(r *Request) (int, error) {
 	if err := r.addListener(); err != nil {
 		return 0, err
 	}
@@ -54,7 +53,7 @@ func startInit(r *initRequest) (int, error) {
 		return 0, err
 	}
 	defer view.release()
-	extras, err := dialInitSockets(r.cfg)
+	extras, err := dialInitSockets(r.Config)
 	if err != nil {
 		return 0, err
 	}
@@ -72,8 +71,8 @@ func startInit(r *initRequest) (int, error) {
 		return 0, fmt.Errorf("log pipe: %w", err)
 	}
 	own := []*os.File{child, logW}
-	if r.fifoPath != "" {
-		fifo, err := openFifoPath(r.fifoPath)
+	if r.FifoPath != "" {
+		fifo, err := openFifoPath(r.FifoPath)
 		if err != nil {
 			child.Close()
 			logR.Close()
@@ -82,15 +81,15 @@ func startInit(r *initRequest) (int, error) {
 		}
 		own = append(own, fifo)
 	}
-	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
-	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
-	dir, tasks := r.cgroups.files()
-	r.msg.CgroupTasks = nil
+	files := append(append(slices.Clone(r.Preserved), own...), extras.files...)
+	first := bootstrap.FirstFd(len(r.Preserved)) // init's number for own[0]
+	dir, tasks := r.Cgroups.files()
+	r.Msg.CgroupTasks = nil
 	for _, f := range tasks {
-		r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
+		r.Msg.CgroupTasks = append(r.Msg.CgroupTasks, uint32(3+len(files)))
 		files = append(files, f)
 	}
-	msg, err := r.msg.Encode()
+	msg, err := r.Msg.Encode()
 	if err != nil {
 		for _, f := range own {
 			f.Close()
@@ -98,11 +97,11 @@ func startInit(r *initRequest) (int, error) {
 		logR.Close()
 		return 0, err
 	}
-	exec := r.steps.exec()
+	exec := r.Steps.exec()
 	closeOnExecAll() // only what the child is given reaches init
 	cmd, born, err := startInCgroup(dir, view.path, []string{"husk", "init"},
-		bootstrap.InitEnv(first, r.fifoPath != "", exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
-		append(r.stdio[:], files...))
+		bootstrap.InitEnv(first, r.FifoPath != "", exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
+		append(r.Stdio[:], files...))
 	for _, f := range own {
 		f.Close()
 	}
@@ -134,22 +133,22 @@ func startInit(r *initRequest) (int, error) {
 // converse runs the protocol with the started init (child): into the
 // cgroups, the bootstrap message and the PLAN, HELLO (the binary's view
 // is sealed then), nsexec's steps up to PID, then the driver's steps.
-func (r *initRequest) converse(sock *os.File, child int, born bool, msg []byte, seal func() error) (int, error) {
+func (r *Request) converse(sock *os.File, child int, born bool, msg []byte, seal func() error) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups (born in them, nsexec's first step
 	// is to write itself into the v1 ones).
-	if err := r.cgroups.enter(child, born); err != nil {
+	if err := r.Cgroups.enter(child, born); err != nil {
 		return 0, err
 	}
-	logNamespaces(r.msg)
+	logNamespaces(r.Msg)
 	if err := sendBootstrap(sock, msg); err != nil {
 		return 0, err
 	}
 	// The process comes right after: an exec's launcher sets it up before
 	// it forks, and sends PID, then READY (or ERROR); a container's pid 1
 	// forks Go init at once, and sets the process up once it is built.
-	if err := sendPlan(sock, r.plan); err != nil {
+	if err := sendPlan(sock, r.Plan); err != nil {
 		return 0, err
 	}
 	// At HELLO the last exec of the husk binary has happened and nsexec's
@@ -161,25 +160,25 @@ func (r *initRequest) converse(sock *os.File, child int, born bool, msg []byte, 
 	if err := seal(); err != nil {
 		return 0, err
 	}
-	r.steps.atHello(sock)
-	pid, err := runNsexec(sock, r.maps)
+	r.Steps.atHello(sock)
+	pid, err := runNsexec(sock, r.Maps)
 	trace.Mark("nsexec")
 	if err != nil {
 		return pid, err
 	}
-	return pid, r.steps.afterPid(sock, pid)
+	return pid, r.Steps.afterPid(sock, pid)
 }
 
 // addListener puts the seccomp listener's message into the plan.
-func (r *initRequest) addListener() error {
-	if r.listener == nil {
+func (r *Request) addListener() error {
+	if r.Listener == nil {
 		return nil
 	}
-	l, err := r.listener()
+	l, err := r.Listener()
 	if err != nil {
 		return err
 	}
-	r.plan.Listener = l
+	r.Plan.Listener = l
 	return nil
 }
 
@@ -268,15 +267,15 @@ func (c *initChild) wait() error {
 // (an exec's launcher) is ours to wait for; a container's pid 1 is an
 // orphan of ours by now. A launcher killed by SIGSYS was killed by the
 // seccomp filter it had just loaded: say so, naming its default action.
-func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
+func (r *Request) diagnose(err, werr error, cmd *initChild, pid int) error {
 	sig := cmd.sig
-	if sig == 0 && pid > 0 && !r.steps.exec() {
+	if sig == 0 && pid > 0 && !r.Steps.exec() {
 		sig = deathSignal(pid)
 	}
 	switch {
-	case sig == unix.SIGSYS && r.cfg.Seccomp != nil:
+	case sig == unix.SIGSYS && r.Config.Seccomp != nil:
 		return fmt.Errorf("linux.seccomp: husk init was killed by SIGSYS right after loading the filter (%s): "+
-			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.cfg.Seccomp))
+			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.Config.Seccomp))
 	case sig != 0:
 		return fmt.Errorf("husk init was killed by signal %d (%v) before the process was ready", int(sig), sig)
 	case err == nil:
@@ -285,9 +284,9 @@ func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
 	return err
 }
 
-// bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
+// BootstrapMessage is what nsexec needs from cfg: new namespaces as clone
 // flags, joined ones as paths (user first), id maps, early settings.
-func bootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
+func BootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
 	m := &bootstrap.Message{TimeOffsets: cfg.TimensOffsets}
 	for _, t := range configs.NamespaceTypes() {
 		ns, ok := cfg.Namespace(t)
@@ -307,7 +306,7 @@ func bootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
 		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
 	}
 	var err error
-	m.Affinity, err = launch.InitialAffinity(cfg.Process)
+	m.Affinity, err = InitialAffinity(cfg.Process)
 	return m, err
 }
 

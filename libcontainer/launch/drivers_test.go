@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 
 // Each driver of a start (drivers.go) against a fake husk init: the peer
 // plays nsexec, the launcher and Go init on a real socketpair, and the
-// parent runs converse, as startInit does once husk init is started
+// parent runs converse, as Start does once husk init is started
 // (child is its pid: nothing is started here, nothing needs root).
 
 // events records what the parent's callbacks did, in order.
@@ -51,15 +51,15 @@ func (p *peer) start(exec bool, pid int) {
 // converseWith runs r's conversation with script as the peer; child is
 // husk init's pid, born whether clone3 put it in the cgroups. It returns
 // the pid, the error, and whether the view was sealed.
-func converseWith(t *testing.T, r *initRequest, child int, born bool, script func(*peer)) (int, error, bool) {
+func converseWith(t *testing.T, r *Request, child int, born bool, script func(*peer)) (int, error, bool) {
 	t.Helper()
-	if r.msg == nil {
-		r.msg = &bootstrap.Message{}
+	if r.Msg == nil {
+		r.Msg = &bootstrap.Message{}
 	}
-	if r.plan == nil {
-		r.plan = &bootstrap.Plan{Args: []string{"true"}, Cwd: "/"}
+	if r.Plan == nil {
+		r.Plan = &bootstrap.Plan{Args: []string{"true"}, Cwd: "/"}
 	}
-	msg, err := r.msg.Encode()
+	msg, err := r.Msg.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +77,16 @@ func converseWith(t *testing.T, r *initRequest, child int, born bool, script fun
 }
 
 // createRequest is a create with callbacks that record into ev.
-func createRequest(ev *events, askHooks bool, limitsErr error) *initRequest {
-	return &initRequest{
-		cfg: testConfig(),
-		steps: createSteps{
-			cfg:      testConfig(),
-			limits:   func() error { ev.add("limits"); return limitsErr },
-			hooks:    func(pid int) error { ev.add("hooks"); return nil },
-			askHooks: askHooks,
+func createRequest(ev *events, askHooks bool, limitsErr error) *Request {
+	return &Request{
+		Config: testConfig(),
+		Steps: CreateSteps{
+			Config:   testConfig(),
+			Limits:   func() error { ev.add("limits"); return limitsErr },
+			Hooks:    func(pid int) error { ev.add("hooks"); return nil },
+			AskHooks: askHooks,
 		},
-		cgroups: movedIn(nil),
+		Cgroups: movedIn(nil),
 	}
 }
 
@@ -190,7 +190,7 @@ func TestExecDriver(t *testing.T) {
 		}, "init sent an unexpected CREATE_HOOKS message (is husk init the same version as husk?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &initRequest{cfg: testConfig(), steps: execSteps{testConfig()}, cgroups: movedIn(nil)}
+			r := &Request{Config: testConfig(), Steps: ExecSteps{testConfig()}, Cgroups: movedIn(nil)}
 			pid, err, sealed := converseWith(t, r, 7, true, tc.script)
 			checkErr(t, err, tc.wantErr)
 			if tc.wantErr == "" && pid != 43 {
@@ -208,7 +208,7 @@ func TestExecDriver(t *testing.T) {
 func TestMovedInDriver(t *testing.T) {
 	ev := &events{}
 	join := func(pid int) error { ev.add("join " + strconv.Itoa(pid)); return nil }
-	r := &initRequest{cfg: testConfig(), steps: execSteps{testConfig()}, cgroups: cgroupsFor(nil, join)}
+	r := &Request{Config: testConfig(), Steps: ExecSteps{testConfig()}, Cgroups: CgroupsFor(nil, join)}
 	pid, err, _ := converseWith(t, r, 7, false, func(p *peer) {
 		p.readBootstrap()
 		if got := ev.get(); !slices.Equal(got, []string{"join 7"}) {
@@ -228,8 +228,8 @@ func TestMovedInDriver(t *testing.T) {
 // A failed move sends nsexec nothing: the error is the parent's.
 func TestMovedInDriverFails(t *testing.T) {
 	joinErr := errors.New("move pid 7 into cgroup husk-x.scope: permission denied")
-	r := &initRequest{cfg: testConfig(), steps: execSteps{testConfig()}, msg: &bootstrap.Message{},
-		cgroups: movedIn(func(int) error { return joinErr })}
+	r := &Request{Config: testConfig(), Steps: ExecSteps{testConfig()}, Msg: &bootstrap.Message{},
+		Cgroups: movedIn(func(int) error { return joinErr })}
 	sock, p := handshakePair(t)
 	_, err := r.converse(sock, 7, false, nil, func() error { t.Error("sealed"); return nil })
 	if !errors.Is(err, joinErr) {
@@ -251,7 +251,7 @@ func TestBornInDriver(t *testing.T) {
 	for _, born := range []bool{true, false} {
 		ev := &events{}
 		join := func(pid int) error { ev.add("join " + strconv.Itoa(pid)); return nil }
-		e := cgroupsFor(&cgroup.Entry{Dir: dir}, join)
+		e := CgroupsFor(&cgroup.Entry{Dir: dir}, join)
 		if d, _ := e.files(); d != dir {
 			t.Errorf("born %v: files gave %v, want the v2 directory", born, d)
 		}
@@ -268,7 +268,7 @@ func TestBornInDriver(t *testing.T) {
 	}
 }
 
-// The rootless driver: nsexec's USERMAP_PLS is answered by the idMapper
+// The rootless driver: nsexec's USERMAP_PLS is answered by the IDMapper
 // (newuidmap/newgidmap for a caller without root), then USERMAP_ACK; a
 // failed map is the error, with no ACK.
 func TestRootlessDriver(t *testing.T) {
@@ -291,7 +291,7 @@ func TestRootlessDriver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &fakeMapper{err: tc.mapErr}
-			r := &initRequest{cfg: testConfig(), steps: execSteps{testConfig()}, cgroups: movedIn(nil), maps: m}
+			r := &Request{Config: testConfig(), Steps: ExecSteps{testConfig()}, Cgroups: movedIn(nil), Maps: m}
 			_, err, _ := converseWith(t, r, 7, true, tc.script)
 			checkErr(t, err, tc.wantErr)
 			if !slices.Equal(m.pids, []int{99}) {

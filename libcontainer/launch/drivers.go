@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"os"
@@ -9,16 +9,16 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/rootless"
 )
 
-// The drivers of a start of `husk init` (startInit). Every start runs the
+// The drivers of a start of `husk init` (Start). Every start runs the
 // same protocol up to nsexec's PID (package bootstrap's table); two small
 // drivers say what differs:
 //
-//	initSteps     after HELLO             after PID
-//	createSteps   -                       the limits (now, or at CREATE_HOOKS),
+//	Steps     after HELLO             after PID
+//	CreateSteps   -                       the limits (now, or at CREATE_HOOKS),
 //	                                      CONFIG(flags), Go init's requests, READY
-//	execSteps     GO                      READY or ERROR
+//	ExecSteps     GO                      READY or ERROR
 //
-//	cgroupEntry   init gets in            when
+//	CgroupEntry   init gets in            when
 //	bornIn        by itself: born in the  cgroupfs driver (create and exec)
 //	              v2 directory (clone3),
 //	              "0" into v1 tasks files
@@ -26,11 +26,11 @@ import (
 //	              its bootstrap message   scope with init in it), rootless on
 //	                                      v1, exec --cgroup
 //
-// A rootless start is one of these with an idMapper that runs
+// A rootless start is one of these with an IDMapper that runs
 // newuidmap/newgidmap (rootless.MapWriter) for nsexec's USERMAP_PLS.
 
-// initSteps is what a start does once nsexec is running.
-type initSteps interface {
+// Steps is what a start does once nsexec is running.
+type Steps interface {
 	// exec reports an exec (husk init's type, and how its death is read).
 	exec() bool
 	// atHello runs once nsexec said HELLO and the binary's view is sealed.
@@ -39,61 +39,61 @@ type initSteps interface {
 	afterPid(sock *os.File, pid int) error
 }
 
-// createSteps are a create's: CONFIG for Go init, the cgroup limits and
+// CreateSteps are a create's: CONFIG for Go init, the cgroup limits and
 // the runtime hooks at the one moment the protocol gives them.
-type createSteps struct {
-	cfg *configs.Config // init's (initConfig)
-	// limits applies linux.resources to the container's cgroups; hooks
+type CreateSteps struct {
+	Config *configs.Config // init's: without the cgroup settings
+	// Limits applies linux.resources to the container's cgroups; Hooks
 	// runs prestart and createRuntime for init (pid). Each runs once:
-	// at CREATE_HOOKS when askHooks, or else before CONFIG.
-	limits func() error
-	hooks  func(pid int) error
-	// askHooks: there are prestart or createRuntime hooks, or a pids
+	// at CREATE_HOOKS when AskHooks, or else before CONFIG.
+	Limits func() error
+	Hooks  func(pid int) error
+	// AskHooks: there are prestart or createRuntime hooks, or a pids
 	// limit, which counts Go init's threads and so waits until its
 	// runtime has started (bootstrap.ConfigAskHooks).
-	askHooks bool
+	AskHooks bool
 }
 
-func (createSteps) exec() bool            { return false }
-func (createSteps) atHello(sock *os.File) {}
+func (CreateSteps) exec() bool            { return false }
+func (CreateSteps) atHello(sock *os.File) {}
 
-func (s createSteps) afterPid(sock *os.File, pid int) error {
+func (s CreateSteps) afterPid(sock *os.File, pid int) error {
 	atMount := func() error {
-		if err := s.limits(); err != nil {
+		if err := s.Limits(); err != nil {
 			return err
 		}
-		return s.hooks(pid)
+		return s.Hooks(pid)
 	}
-	if !s.askHooks {
+	if !s.AskHooks {
 		// Init will not ask: the limits are applied now, while its Go
 		// runtime starts.
 		if err := atMount(); err != nil {
 			return err
 		}
-		return configureInit(sock, s.cfg, 0, pid, nil)
+		return configureInit(sock, s.Config, 0, pid, nil)
 	}
-	return configureInit(sock, s.cfg, bootstrap.ConfigAskHooks, pid, atMount)
+	return configureInit(sock, s.Config, bootstrap.ConfigAskHooks, pid, atMount)
 }
 
-// execSteps are an exec's: the launcher lets its process exec after GO,
+// ExecSteps are an exec's: the launcher lets its process exec after GO,
 // then says READY or ERROR.
-type execSteps struct {
-	cfg *configs.Config
+type ExecSteps struct {
+	Config *configs.Config
 }
 
-func (execSteps) exec() bool { return true }
+func (ExecSteps) exec() bool { return true }
 
 // atHello sends GO blind: a launcher that failed before has said why in
 // an ERROR frame, which runNsexec reads next.
-func (execSteps) atHello(sock *os.File) { _ = bootstrap.Send(sock, bootstrap.SyncGo, nil) }
+func (ExecSteps) atHello(sock *os.File) { _ = bootstrap.Send(sock, bootstrap.SyncGo, nil) }
 
-func (s execSteps) afterPid(sock *os.File, pid int) error {
-	return awaitReady(sock, s.cfg, pid, nil)
+func (s ExecSteps) afterPid(sock *os.File, pid int) error {
+	return awaitReady(sock, s.Config, pid, nil)
 }
 
-// cgroupEntry is how a started husk init gets into the container's
+// CgroupEntry is how a started husk init gets into the container's
 // cgroups.
-type cgroupEntry interface {
+type CgroupEntry interface {
 	// files are what init gets to enter them by itself: the v2
 	// directory it is born in and the v1 tasks files nsexec writes "0"
 	// into (none: it is moved in).
@@ -103,10 +103,10 @@ type cgroupEntry interface {
 	enter(child int, born bool) error
 }
 
-// cgroupsFor is the cgroup driver of a start: born in the cgroups entry
+// CgroupsFor is the cgroup driver of a start: born in the cgroups entry
 // opens (the cgroupfs driver), or moved in by join where there is no
 // entry. A nil join and no entry: no cgroups (rootless without any).
-func cgroupsFor(entry *cgroup.Entry, join func(pid int) error) cgroupEntry {
+func CgroupsFor(entry *cgroup.Entry, join func(pid int) error) CgroupEntry {
 	if entry == nil {
 		return movedIn(join)
 	}
@@ -142,15 +142,15 @@ func (m movedIn) enter(child int, _ bool) error {
 	return m(child)
 }
 
-// idMapper writes the id maps of a new user namespace (nsexec's pid):
+// IDMapper writes the id maps of a new user namespace (nsexec's pid):
 // a rootless.MapWriter, which runs newuidmap/newgidmap for a caller
 // without root (the rootless driver).
-type idMapper interface {
+type IDMapper interface {
 	Write(pid int) error
 }
 
-// mapperOf is w as an idMapper: nil (no user namespace to map) when w is.
-func mapperOf(w *rootless.MapWriter) idMapper {
+// MapperOf is w as an IDMapper: nil (no user namespace to map) when w is.
+func MapperOf(w *rootless.MapWriter) IDMapper {
 	if w == nil {
 		return nil
 	}
