@@ -188,8 +188,9 @@ static void take_over(int root, int slave)
 /* The directory to reopen exec.fifo through, opened before take_over:
  * after a pivot_root it is the container's /proc already; after a chroot
  * without a mount namespace the new root may have no /proc at all, so
- * the runtime's is kept, close-on-exec, until the fifo is open.
- * -1 when there is no fifo (an exec). */
+ * the runtime's is kept, close-on-exec, until the fifo is open. Under
+ * --no-pivot there is none there: it is opened again after take_over.
+ * -1 when there is no fifo (an exec), or no /proc. */
 static int open_fifo_dir(void)
 {
 	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
@@ -255,6 +256,11 @@ void husk_run_init(struct husk_launch *l)
 	close(ch[0]);
 	fifo_dir = open_fifo_dir();
 	take_over(root, slave);
+	/* Under --no-pivot the runtime's root stays ours, with its /proc
+	 * detached (a nested user namespace could mount one else): the new
+	 * root has the container's. */
+	if (fifo_dir < 0)
+		fifo_dir = open_fifo_dir();
 	husk_mark("handover");
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
 		husk_fail("%s", l->err);
