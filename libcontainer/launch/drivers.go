@@ -13,7 +13,7 @@ import (
 // same protocol up to nsexec's PID (package bootstrap's table); two small
 // drivers say what differs:
 //
-//	Steps     after HELLO             after PID
+//	Steps         after HELLO             after PID
 //	CreateSteps   -                       the limits (now, or at CREATE_HOOKS),
 //	                                      CONFIG(flags), Go init's requests, READY
 //	ExecSteps     GO                      READY or ERROR
