@@ -185,11 +185,10 @@ static void take_over(int root, int slave)
 	close(slave);
 }
 
-/* The directory to reopen exec.fifo through, opened before take_over:
- * after a pivot_root it is the container's /proc already; after a chroot
- * without a mount namespace the new root may have no /proc at all, so
- * the runtime's is kept, close-on-exec, until the fifo is open. Under
- * --no-pivot there is none there: it is opened again after take_over.
+/* The directory to reopen exec.fifo through when the container's root
+ * has no /proc: after a chroot without a mount namespace the new root
+ * may have none, so the runtime's is opened before take_over. Kept only
+ * then (fifo_dir_kept): a waiting init holds no directory otherwise.
  * -1 when there is no fifo (an exec), or no /proc. */
 static int open_fifo_dir(void)
 {
@@ -198,24 +197,38 @@ static int open_fifo_dir(void)
 	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* After take_over: dir (open_fifo_dir's, before it) if the new root has
+ * no /proc of its own, else -1, dir closed: exec.fifo is reopened through
+ * the container's /proc by path (also under --no-pivot, where the
+ * runtime's root keeps pid 1 and its /proc is detached). */
+static int fifo_dir_kept(int dir)
+{
+	if (dir < 0 || access("/proc/self/fd", F_OK) < 0)
+		return dir;
+	close(dir);
+	return -1;
+}
+
 /* Blocks opening exec.fifo until `husk start` opens it, then says go. */
 static void wait_for_start(struct husk_launch *l, int dir)
 {
-	char name[16];
+	char name[16], path[32];
 	int fd = husk_env_fd(HUSK_ENV_FIFOFD), fifo;
 
 	if (fd < 0)
 		return;
 	/* Reopen through /proc: the O_PATH fd was opened on the host side. */
 	snprintf(name, sizeof(name), "%d", fd);
-	fifo = dir < 0 ? (errno = ENOENT, -1) : openat(dir, name, O_WRONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fifo = dir < 0 ? open(path, O_WRONLY | O_CLOEXEC) : openat(dir, name, O_WRONLY | O_CLOEXEC);
 	if (fifo < 0 || write(fifo, "0", 1) != 1) {
 		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", name,
 				 husk_errtext(errno));
 		dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 		_exit(1);
 	}
-	close(dir);
+	if (dir >= 0)
+		close(dir);
 }
 
 /* Our pid in the runtime's pid namespace, from its /proc (for the
@@ -256,11 +269,7 @@ void husk_run_init(struct husk_launch *l)
 	close(ch[0]);
 	fifo_dir = open_fifo_dir();
 	take_over(root, slave);
-	/* Under --no-pivot the runtime's root stays ours, with its /proc
-	 * detached (a nested user namespace could mount one else): the new
-	 * root has the container's. */
-	if (fifo_dir < 0)
-		fifo_dir = open_fifo_dir();
+	fifo_dir = fifo_dir_kept(fifo_dir);
 	husk_mark("handover");
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
 		husk_fail("%s", l->err);
