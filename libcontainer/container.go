@@ -29,9 +29,6 @@ type Container struct {
 	dir   string
 	lock  *os.File
 	State *State
-	// saveAtStart: Create left the state with init's pid for Start to
-	// save (CreateOpts.SaveAtStart).
-	saveAtStart bool
 }
 
 // Load opens and locks the container id under root.

@@ -37,11 +37,6 @@ type CreateOpts struct {
 	CNI cni.Options
 	// Rootless is what changes for a caller without root.
 	Rootless Rootless
-	// SaveAtStart (run, which starts the container next): the state with
-	// init's pid is saved by Start, right after it releases init, rather
-	// than before Create returns; the save then overlaps init's last
-	// steps before the process's execve.
-	SaveAtStart bool
 }
 
 // Create builds the container up to the point where its init waits on
@@ -182,9 +177,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := moveNetDevices(cfg, pid); err != nil {
 		return err
 	}
-	if o.SaveAtStart {
-		c.saveAtStart = true
-	} else if err := saveState(c.dir, c.State); err != nil {
+	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
 	if o.PidFile != "" {

@@ -26,10 +26,8 @@ import (
 // init writes says it got that far. Then the poststart hooks run. A
 // failed startContainer hook kills init: the container is stopped.
 func (c *Container) Start() error {
-	if !c.saveAtStart { // else this process made it a moment ago
-		if _, err := c.check(OpStart); err != nil {
-			return err
-		}
+	if _, err := c.check(OpStart); err != nil {
+		return err
 	}
 	if err := c.runStartHooks(); err != nil {
 		if kerr := c.kill(); kerr != nil {
@@ -43,13 +41,6 @@ func (c *Container) Start() error {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
 	defer f.close()
-	if c.saveAtStart {
-		// While init gets on with its process.
-		c.saveAtStart = false
-		if err := saveState(c.dir, c.State); err != nil {
-			return err
-		}
-	}
 	if err := f.await(); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
@@ -71,12 +62,6 @@ func (c *Container) runStartHooks() error {
 	cfg := c.State.Config
 	if cfg == nil || len(cfg.Hooks[configs.StartContainer]) == 0 {
 		return nil
-	}
-	if c.saveAtStart { // the hooks may fail: delete must find the container
-		c.saveAtStart = false
-		if err := saveState(c.dir, c.State); err != nil {
-			return err
-		}
 	}
 	if c.State.partial { // the process and the filter were skipped
 		full, err := loadState(c.dir, loadFull)
