@@ -29,14 +29,14 @@ var createCommand = &cli.Command{
 	ArgsUsage: "<container-id>",
 	Flags:     append(bundleFlags(), &cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "accepted: create always detaches"}),
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		_, _, err := createContainer(cmd, true, false)
+		_, _, err := createContainer(cmd, true)
 		return err
 	},
 }
 
 // createContainer is create, and the first half of run. With a terminal
 // and no --console-socket, a foreground run gets the pty to attach.
-func createContainer(cmd *cli.Command, detach, run bool) (*libcontainer.Container, *foregroundTTY, error) {
+func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *foregroundTTY, error) {
 	id, err := exactlyID(cmd)
 	if err != nil {
 		return nil, nil, err
@@ -83,8 +83,6 @@ func createContainer(cmd *cli.Command, detach, run bool) (*libcontainer.Containe
 		ExtraFiles: extra,
 		CNI:        cniOptions(cmd),
 		Rootless:   rl,
-		// run starts it next: Start saves the state, as it releases init.
-		SaveAtStart: run,
 	})
 	if err != nil {
 		tty.close()

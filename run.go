@@ -24,7 +24,7 @@ var runCommand = &cli.Command{
 		if !cmd.Bool("detach") {
 			w = libcontainer.NewWaiter() // before create: SIGTERM and the like are caught
 		}
-		c, tty, err := createContainer(cmd, cmd.Bool("detach"), true)
+		c, tty, err := createContainer(cmd, cmd.Bool("detach"))
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,9 @@
 // Package libcontainer is the parent side of a container: the Container
 // API (create, start, exec, signal, pause, delete), the state store
-// (state.go), and spawning `husk init` (spawn.go) and walking it through
-// the handshake (handshake.go). What runs inside `husk init` is package
-// initproc; the contract between the two sides is package bootstrap.
+// (state.go), the state machine (status.go). Starting `husk init` and
+// walking it through the protocol is package launch; what runs inside
+// `husk init` is package initproc; the contract between the two sides is
+// package bootstrap.
 package libcontainer
 
 import (
@@ -28,9 +29,6 @@ type Container struct {
 	dir   string
 	lock  *os.File
 	State *State
-	// saveAtStart: Create left the state with init's pid for Start to
-	// save (CreateOpts.SaveAtStart).
-	saveAtStart bool
 }
 
 // Load opens and locks the container id under root.
@@ -174,7 +172,17 @@ func (c *Container) Signal(sig unix.Signal) error {
 		logrus.Debugf("container %s has no pid namespace: SIGKILL to every process of its cgroups", c.ID)
 		return c.SignalAll(sig)
 	}
-	if err := unix.Kill(c.State.InitPid, sig); err != nil {
+	// Through a pidfd: a pid reused since the status check is never
+	// signalled.
+	p, err := openInit(c.State.InitPid, c.State.InitStart)
+	if err != nil {
+		return fmt.Errorf("kill %d with %s: %w", c.State.InitPid, unix.SignalName(sig), err)
+	}
+	if p == nil {
+		return ErrNotRunning
+	}
+	defer p.close()
+	if err := p.signal(sig); err != nil {
 		if err == unix.ESRCH {
 			return ErrNotRunning
 		}
@@ -227,19 +235,35 @@ func (c *Container) Delete(force bool) error {
 	c.returnNetDevices() // while init still holds the namespace
 	if st != Stopped {
 		if err := c.kill(); err != nil {
-			return err
+			if !force {
+				return err
+			}
+			// The cgroups' SIGKILL below ends whatever is left: a forced
+			// delete always finishes the cleanup.
+			logrus.Warnf("delete --force %s: %v", c.ID, err)
 		}
 	}
 	return c.destroy(force)
 }
 
-// kill sends SIGKILL to init and waits until it is gone.
+// kill sends SIGKILL to init and waits until it is gone. A recorded pid
+// that is free, or names another task by now, means init is gone
+// (openInit): nothing is signalled.
 func (c *Container) kill() error {
-	if err := unix.Kill(c.State.InitPid, unix.SIGKILL); err != nil && err != unix.ESRCH {
+	p, err := openInit(c.State.InitPid, c.State.InitStart)
+	if err != nil {
+		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
+	}
+	if p == nil {
+		logrus.Debugf("container %s: init (pid %d) is gone", c.ID, c.State.InitPid)
+		return nil
+	}
+	defer p.close()
+	if err := p.signal(unix.SIGKILL); err != nil && err != unix.ESRCH {
 		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
 	}
 	c.thaw() // a frozen process dies only once thawed
-	return waitGone(c.State.InitPid, c.State.InitStart)
+	return p.wait()
 }
 
 // destroy removes everything husk made for the container. With force a

@@ -2,7 +2,6 @@ package libcontainer
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
@@ -39,10 +38,10 @@ type cgroupPlacement struct {
 	// (cgroup.Entry); nil where it is moved in (join): the systemd
 	// driver.
 	entry *cgroup.Entry
-	// limits applies linux.resources once: after nsexec's forks and
-	// before the runtime hooks or READY, as runc does (a pids limit of 1
-	// would refuse nsexec's own fork; a memory limit does not count
-	// building the rootfs).
+	// limits applies linux.resources: the create driver calls it once,
+	// after nsexec's forks and before the runtime hooks or READY, as runc
+	// does (a pids limit of 1 would refuse nsexec's own fork; a memory
+	// limit does not count building the rootfs).
 	limits func() error
 }
 
@@ -61,12 +60,12 @@ func placeCgroups(m *cgroup.Manager, cfg *configs.Config, r Rootless) (*cgroupPl
 	if unprivileged {
 		apply = m.SetLimits
 	}
-	p := &cgroupPlacement{m: m, limits: sync.OnceValue(func() error {
+	p := &cgroupPlacement{m: m, limits: func() error {
 		if err := apply(&cfg.CgroupConfig().Resources); err != nil {
 			return ConfigError(err)
 		}
 		return nil
-	})}
+	}}
 	if m.Systemd() || (unprivileged && m.Layout() != cgroup.V2) {
 		// v1 cgroups of a caller without root may be made only in part
 		// (Apply skips what it cannot make): moved in by pid, as before.
@@ -280,11 +279,8 @@ func (c *Container) destroyCgroups() error {
 	if err != nil {
 		return err
 	}
-	if err := m.KillAll(killTimeout); err != nil {
+	if err := m.KillAndDestroy(killTimeout); err != nil {
 		return fmt.Errorf("container %s: %w", c.ID, err)
-	}
-	if err := m.Destroy(); err != nil {
-		return err
 	}
 	c.removeDelegatedParent()
 	return nil

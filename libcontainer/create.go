@@ -37,11 +37,6 @@ type CreateOpts struct {
 	CNI cni.Options
 	// Rootless is what changes for a caller without root.
 	Rootless Rootless
-	// SaveAtStart (run, which starts the container next): the state with
-	// init's pid is saved by Start, right after it releases init, rather
-	// than before Create returns; the save then overlaps init's last
-	// steps before the process's execve.
-	SaveAtStart bool
 }
 
 // Create builds the container up to the point where its init waits on
@@ -57,7 +52,7 @@ func Create(o CreateOpts) (*Container, error) {
 	if err != nil {
 		return nil, ConfigError(err)
 	}
-	if o.Config, err = withCompiledSeccomp(o.Config); err != nil {
+	if o.Config, err = launch.WithCompiledSeccomp(o.Config); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
 	}
 	trace.Mark("config")
@@ -140,7 +135,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return err
 	}
-	msg, err := bootstrapMessage(cfg)
+	msg, err := launch.BootstrapMessage(cfg)
 	if err != nil {
 		return err
 	}
@@ -151,34 +146,30 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	}
 	defer place.close()
 	trace.Mark("cgroups")
-	pid, err := startInit(&initRequest{
-		cfg:  initConfig(cfg),
-		msg:  msg,
-		plan: plan,
-		listener: func() (*bootstrap.PlanListener, error) {
+	pid, err := launch.Start(&launch.Request{
+		Config: cfg,
+		Msg:    msg,
+		Plan:   plan,
+		Listener: func() (*bootstrap.PlanListener, error) {
 			// init is the process: the launcher puts its pid in both.
 			return launch.Listener(cfg, cfg.SpecState(specs.StateCreating, launch.ProcessPid))
 		},
-		maps:      maps,
-		fifoPath:  fifo,
-		stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
-		preserved: o.ExtraFiles,
-		entry:     place.entry,
-		join:      place.join,
-		runtimeHooks: func(pid int) error {
-			if err := place.limits(); err != nil {
-				return err
-			}
-			return c.runCreateRuntimeHooks(pid)
+		Maps: launch.MapperOf(maps),
+		Steps: launch.CreateSteps{
+			Config:   initConfig(cfg),
+			Limits:   place.limits,
+			Hooks:    c.runCreateRuntimeHooks,
+			AskHooks: cfg.Hooks.RunInParent() || limitsPids(cfg),
 		},
+		Cgroups:   launch.CgroupsFor(place.entry, place.join),
+		FifoPath:  fifo,
+		Stdio:     [3]*os.File{o.Stdin, o.Stdout, o.Stderr},
+		Preserved: o.ExtraFiles,
 	})
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid
 		_, c.State.InitStart, _ = procStat(pid)
-	}
-	if err == nil {
-		err = place.limits()
 	}
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
@@ -186,9 +177,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := moveNetDevices(cfg, pid); err != nil {
 		return err
 	}
-	if o.SaveAtStart {
-		c.saveAtStart = true
-	} else if err := saveState(c.dir, c.State); err != nil {
+	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
 	if o.PidFile != "" {
@@ -211,14 +200,17 @@ func initConfig(cfg *configs.Config) *configs.Config {
 	}
 	c := *cfg
 	c.Cgroup = nil
-	c.LateLimits = limitsPids(&cfg.Cgroup.Resources)
 	return &c
 }
 
-// limitsPids reports whether r sets a pids limit: it counts the threads
-// of init's Go runtime, so it is applied once they are made
-// (Config.LateLimits).
-func limitsPids(r *configs.Resources) bool {
+// limitsPids reports whether cfg sets a pids limit: it counts the threads
+// of init's Go runtime, so it is applied once they are made, at
+// CREATE_HOOKS (bootstrap.ConfigAskHooks).
+func limitsPids(cfg *configs.Config) bool {
+	if cfg.Cgroup == nil {
+		return false
+	}
+	r := &cfg.Cgroup.Resources
 	_, unified := r.Unified["pids.max"]
 	return r.PidsLimit != nil || unified
 }

@@ -22,27 +22,24 @@ func TestInitConfigLeavesCgroupsOut(t *testing.T) {
 	}
 }
 
-// A pids limit counts init's Go threads: init then stops at CREATE_HOOKS
-// for the parent to apply the limits once its runtime has started.
-func TestInitConfigLateLimits(t *testing.T) {
+// A pids limit counts init's Go threads: the create driver then asks
+// init to stop at CREATE_HOOKS, for the limits to be applied once its
+// runtime has started.
+func TestLimitsPids(t *testing.T) {
 	n := int64(0)
 	for _, c := range []struct {
 		name string
-		res  configs.Resources
+		cg   *configs.Cgroup
 		want bool
 	}{
-		{"no limits", configs.Resources{}, false},
-		{"memory only", configs.Resources{Memory: 1 << 30}, false},
-		{"pids.limit", configs.Resources{PidsLimit: &n}, true},
-		{"unified pids.max", configs.Resources{Unified: map[string]string{"pids.max": "5"}}, true},
+		{"no cgroup settings", nil, false},
+		{"no limits", &configs.Cgroup{}, false},
+		{"memory only", &configs.Cgroup{Resources: configs.Resources{Memory: 1 << 30}}, false},
+		{"pids.limit", &configs.Cgroup{Resources: configs.Resources{PidsLimit: &n}}, true},
+		{"unified pids.max", &configs.Cgroup{Resources: configs.Resources{Unified: map[string]string{"pids.max": "5"}}}, true},
 	} {
-		cfg := &configs.Config{Cgroup: &configs.Cgroup{Resources: c.res}}
-		ic := initConfig(cfg)
-		if ic.LateLimits != c.want || ic.AsksCreateHooks() != c.want {
-			t.Errorf("%s: LateLimits %v, AsksCreateHooks %v, want %v", c.name, ic.LateLimits, ic.AsksCreateHooks(), c.want)
-		}
-		if cfg.LateLimits {
-			t.Errorf("%s: the container's own config got LateLimits", c.name)
+		if got := limitsPids(&configs.Config{Cgroup: c.cg}); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -47,31 +47,76 @@ func alive(pid int, start uint64) bool {
 	return s == start && state != 'Z' && state != 'X'
 }
 
-// waitGone blocks until pid has exited, using a pidfd.
-func waitGone(pid int, start uint64) error {
+// initProc is a pidfd on a container's init, opened only while the
+// recorded pid still names it: signals and waits through it can reach no
+// other process, whatever happens to the pid meanwhile.
+type initProc struct {
+	pid int
+	fd  int
+}
+
+// openInit opens the process pid that started at start (clock ticks, as
+// recorded in the state). nil without an error means it is gone: the pid
+// is free, names a thread of another process (pidfd_open says EINVAL, or
+// ENOENT since Linux 6.9; a pid being released says so too), or names
+// another process (its start time differs).
+func openInit(pid int, start uint64) (*initProc, error) {
+	if pid <= 0 {
+		return nil, nil
+	}
 	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		if err == unix.ESRCH {
-			return nil
+	switch err {
+	case nil:
+	case unix.ESRCH, unix.EINVAL, unix.ENOENT:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	p := &initProc{pid: pid, fd: fd}
+	// The start time read after the open is the fd's process's as long
+	// as that process has not exited by the poll after it: until then
+	// the pid stays its own.
+	_, s, err := procStat(pid)
+	if err != nil || s != start || p.exited() {
+		p.close()
+		return nil, nil
+	}
+	return p, nil
+}
+
+// exited reports whether the process has exited (a zombie has).
+func (p *initProc) exited() bool {
+	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
 		}
-		return fmt.Errorf("pidfd_open %d: %w", pid, err)
+		return err == nil && n == 1
 	}
-	defer unix.Close(fd)
-	if !alive(pid, start) { // the pid may have been reused before the open
-		return nil
-	}
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+}
+
+// signal sends sig; a process that has exited meanwhile is ESRCH.
+func (p *initProc) signal(sig unix.Signal) error {
+	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
+}
+
+// wait blocks until the process has exited.
+func (p *initProc) wait() error {
+	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
 	for {
 		_, err := unix.Poll(fds, -1)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("poll pidfd of %d: %w", pid, err)
+			return fmt.Errorf("poll pidfd of %d: %w", p.pid, err)
 		}
 		return nil
 	}
 }
+
+func (p *initProc) close() { unix.Close(p.fd) }
 
 // killAndReap kills pid, a child (or orphan: husk is a subreaper) of this
 // process, and reaps it so that no zombie is left. It undoes a start that
@@ -94,39 +139,6 @@ func setSubreaper() error {
 		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	return nil
-}
-
-// deathSignal waits a moment for pid, a child of this process (or an
-// orphan: husk is a subreaper) whose init socket just closed, to exit,
-// and returns the signal that killed it, or 0. It leaves the zombie for
-// the caller to reap: /proc/PID/stat's exit_code (field 52) is read.
-func deathSignal(pid int) unix.Signal {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return 0
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(fds, 2000); n != 1 || err != nil {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := bytes.LastIndexByte(data, ')')
-	if err != nil || i < 0 || i+2 >= len(data) {
-		return 0
-	}
-	fields := bytes.Fields(data[i+2:])
-	if len(fields) < 50 { // fields[0] is field 3; exit_code is field 52
-		return 0
-	}
-	code, err := strconv.Atoi(string(fields[49]))
-	if err != nil {
-		return 0
-	}
-	if ws := unix.WaitStatus(code); ws.Signaled() {
-		return ws.Signal()
-	}
-	return 0
 }
 
 // nsPid is pid as its own pid namespace sees it (the last NSpid of

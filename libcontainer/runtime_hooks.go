@@ -11,7 +11,7 @@ import (
 // runs createContainer and startContainer itself: see initproc/hooks.go).
 // prestart and createRuntime run on init's CREATE_HOOKS request (the
 // protocol table in libcontainer/bootstrap), which init sends only when
-// there are such hooks or a pids limit (configs.AsksCreateHooks); a
+// there are such hooks or a pids limit (createSteps, drivers.go); a
 // failing hook makes the parent answer nothing: it kills init and undoes
 // the create.
 

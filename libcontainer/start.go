@@ -26,15 +26,12 @@ import (
 // init writes says it got that far. Then the poststart hooks run. A
 // failed startContainer hook kills init: the container is stopped.
 func (c *Container) Start() error {
-	if !c.saveAtStart { // else this process made it a moment ago
-		if _, err := c.check(OpStart); err != nil {
-			return err
-		}
+	if _, err := c.check(OpStart); err != nil {
+		return err
 	}
 	if err := c.runStartHooks(); err != nil {
-		unix.Kill(c.State.InitPid, unix.SIGKILL)
-		if werr := waitGone(c.State.InitPid, c.State.InitStart); werr != nil {
-			logrus.Warn(werr)
+		if kerr := c.kill(); kerr != nil {
+			logrus.Warn(kerr)
 		}
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
@@ -44,13 +41,6 @@ func (c *Container) Start() error {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
 	defer f.close()
-	if c.saveAtStart {
-		// While init gets on with its process.
-		c.saveAtStart = false
-		if err := saveState(c.dir, c.State); err != nil {
-			return err
-		}
-	}
 	if err := f.await(); err != nil {
 		return fmt.Errorf("start container %s: %w", c.ID, err)
 	}
@@ -73,12 +63,6 @@ func (c *Container) runStartHooks() error {
 	if cfg == nil || len(cfg.Hooks[configs.StartContainer]) == 0 {
 		return nil
 	}
-	if c.saveAtStart { // the hooks may fail: delete must find the container
-		c.saveAtStart = false
-		if err := saveState(c.dir, c.State); err != nil {
-			return err
-		}
-	}
 	if c.State.partial { // the process and the filter were skipped
 		full, err := loadState(c.dir, loadFull)
 		if err != nil {
@@ -86,7 +70,7 @@ func (c *Container) runStartHooks() error {
 		}
 		cfg = full.Config
 	}
-	cfg, err := withCompiledSeccomp(cfg)
+	cfg, err := launch.WithCompiledSeccomp(cfg)
 	if err != nil {
 		return err
 	}
@@ -284,7 +268,7 @@ func (w *Waiter) Wait(pid int) int {
 		select {
 		case code := <-exited:
 			// What init logged up to its execve, e.g. with --debug.
-			waitForwardedLogs()
+			launch.WaitForwardedLogs()
 			return code
 		case sig := <-w.sigs:
 			switch sig := sig.(unix.Signal); sig {

@@ -505,12 +505,12 @@ func TestUnknownCapabilitiesWarn(t *testing.T) {
 }
 
 func TestOCIVersionSemVer(t *testing.T) {
-	for _, v := range []string{"1.0.0", "1.0.2-dev", "1.3.0", "1.2.0-rc.1+build.5", "0.1.0"} {
+	for _, v := range []string{"1.0.0", "1.0.2-dev", "1.3.0", "1.2.0-rc.1+build.5", "1.99.0"} {
 		if _, _, err := Convert(withSpec(func(s *specs.Spec) { s.Version = v }), Options{Bundle: bundle}); err != nil {
 			t.Errorf("ociVersion %q: %v", v, err)
 		}
 	}
-	for _, v := range []string{"banana", "1", "1.0", "01.0.0", "1.0.0-", "v1.0.0", "1.0.0 "} {
+	for _, v := range []string{"banana", "1", "1.0", "01.0.0", "1.0.0-", "v1.0.0", "1.0.0 ", "0.1.0", "2.0.0", "10.0.0"} {
 		if _, _, err := Convert(withSpec(func(s *specs.Spec) { s.Version = v }), Options{Bundle: bundle}); err == nil ||
 			!strings.HasPrefix(err.Error(), "ociVersion: ") {
 			t.Errorf("ociVersion %q: %v, want an ociVersion error", v, err)

@@ -33,6 +33,8 @@ func TestConvertErrors(t *testing.T) {
 		// ociVersion
 		{want: `ociVersion: "banana" is not a SemVer 2.0.0 version (MAJOR.MINOR.PATCH)`, edit: func(s *specs.Spec) { s.Version = "banana" }},
 		{want: `ociVersion: "1.0" is not a SemVer 2.0.0 version (MAJOR.MINOR.PATCH)`, edit: func(s *specs.Spec) { s.Version = "1.0" }},
+		{want: `ociVersion: "2.0.0" has major version 2: husk reads runtime-spec 1.x bundles only (it implements ` + specs.Version + `)`, edit: func(s *specs.Spec) { s.Version = "2.0.0" }},
+		{want: `ociVersion: "0.9.0" has major version 0: husk reads runtime-spec 1.x bundles only (it implements ` + specs.Version + `)`, edit: func(s *specs.Spec) { s.Version = "0.9.0" }},
 		{want: `ociVersion: missing: want the runtime-spec version the bundle was written for, e.g. "1.0.2"`, edit: func(s *specs.Spec) { s.Version = "" }},
 
 		// process

@@ -1,10 +1,17 @@
 package specconv
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
 
 // ociVersion checks that ociVersion is a SemVer version, as the
-// runtime-spec requires. runc 1.1 accepts any string; husk refuses one it
-// cannot compare ("banana"), naming the field (docs/spec-coverage.md).
+// runtime-spec requires, of major version 1: the only one husk reads
+// (SemVer: another major may change what any field means). runc 1.1
+// accepts any string; husk refuses one it cannot compare ("banana") or
+// of another major ("2.0.0"), naming the field (docs/spec-coverage.md).
 func (c *converter) ociVersion() error {
 	v := c.spec.Version
 	if v == "" {
@@ -12,6 +19,9 @@ func (c *converter) ociVersion() error {
 	}
 	if !isSemVer(v) {
 		return fieldErrorf("ociVersion", "%q is not a SemVer 2.0.0 version (MAJOR.MINOR.PATCH)", v)
+	}
+	if major, _, _ := strings.Cut(v, "."); major != strconv.Itoa(specs.VersionMajor) {
+		return fieldErrorf("ociVersion", "%q has major version %s: husk reads runtime-spec %d.x bundles only (it implements %s)", v, major, specs.VersionMajor, specs.Version)
 	}
 	return nil
 }

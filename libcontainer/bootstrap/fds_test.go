@@ -58,3 +58,17 @@ func TestSyncFrames(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigPayload(t *testing.T) {
+	p := ConfigPayload(ConfigAskHooks, []byte(`{"id":"x"}`))
+	f, data, err := ParseConfigPayload(p)
+	if err != nil || f != ConfigAskHooks || string(data) != `{"id":"x"}` {
+		t.Errorf("round trip: %#x %q %v", f, data, err)
+	}
+	if _, _, err := ParseConfigPayload(nil); err == nil {
+		t.Error("an empty CONFIG was taken")
+	}
+	if _, _, err := ParseConfigPayload([]byte{0x80, '{', '}'}); err == nil {
+		t.Error("unknown flags were taken")
+	}
+}

@@ -48,21 +48,27 @@
 //	                                        exec: the process the launcher set up
 //	                                        and forked; then READY once it is about
 //	                                        to execve, or ERROR
-//	5     parent        CONFIG(json)        Go init builds the container
-//	5a    Go init       CREATE_HOOKS        (create, with prestart or createRuntime
-//	                                        hooks or a pids limit only: see
-//	                                        configs.AsksCreateHooks) rootfs mounted, not
-//	                                        pivoted; the parent applies the cgroup
-//	                                        limits, runs prestart/createRuntime
-//	                                        hooks (a failure: it kills init).
-//	                                        Otherwise the parent applies the
-//	                                        limits before step 5
+//	5l    parent        (the limits)        without ConfigAskHooks: the parent
+//	                                        applies the cgroup limits now, while
+//	                                        Go init's runtime starts
+//	5     parent        CONFIG(flags, json) Go init builds the container; the
+//	                                        flags byte (ConfigFlags) says
+//	                                        whether it stops at 5a
+//	5a    Go init       CREATE_HOOKS        (ConfigAskHooks only: the parent has
+//	                                        prestart or createRuntime hooks, or
+//	                                        a pids limit, which counts Go
+//	                                        init's threads) rootfs mounted, not
+//	                                        pivoted; the parent applies the
+//	                                        cgroup limits now, runs
+//	                                        prestart/createRuntime hooks (a
+//	                                        failure: it kills init). A READY
+//	                                        without it is a protocol error
 //	5b    parent        CREATE_HOOKS_DONE   Go init runs createContainer, pivots
 //	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
 //	                                        namespace, or an idmapped one: the
 //	                                        parent opens the source in init's
 //	                                        mount namespace, with the host's
-//	                                        credentials (mountsource.go)
+//	                                        credentials (launch/mountsource.go)
 //	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
 //	                                        payload), or the error as text
 //	5h    Go init       (to pid 1)          on its launcher channel, not this
@@ -291,6 +297,35 @@ func Recv(r io.Reader) (SyncType, []byte, error) {
 		return 0, nil, fmt.Errorf("read %s payload: %w", t, io.ErrUnexpectedEOF)
 	}
 	return t, payload, nil
+}
+
+// ConfigFlags is the first byte of CONFIG's payload; the config's JSON
+// follows it.
+type ConfigFlags byte
+
+// ConfigAskHooks makes Go init stop at CREATE_HOOKS once its rootfs is
+// mounted: the parent applies the cgroup limits then, and runs prestart
+// and createRuntime. Without it the parent applied the limits before it
+// sent CONFIG.
+const ConfigAskHooks ConfigFlags = 1
+
+// ConfigPayload is CONFIG's payload: the flags, then the config's JSON.
+func ConfigPayload(f ConfigFlags, config []byte) []byte {
+	b := make([]byte, 0, 1+len(config))
+	return append(append(b, byte(f)), config...)
+}
+
+// ParseConfigPayload splits CONFIG's payload into its flags and the
+// config's JSON.
+func ParseConfigPayload(p []byte) (ConfigFlags, []byte, error) {
+	if len(p) == 0 {
+		return 0, nil, fmt.Errorf("CONFIG without its flags byte")
+	}
+	f := ConfigFlags(p[0])
+	if f&^ConfigAskHooks != 0 {
+		return 0, nil, fmt.Errorf("CONFIG with unknown flags %#x (is husk init the same version as husk?)", byte(f))
+	}
+	return f, p[1:], nil
 }
 
 // PidPayload encodes a pid for SyncPid / SyncUsermapPls.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/cgroups"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,4 +145,42 @@ func (m *Manager) KillAll(timeout time.Duration) error {
 // removes an emptied scope's cgroup on its own, at any moment).
 func gone(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV)
+}
+
+// KillAndDestroy kills every process of the container and removes its
+// cgroups, within timeout. A process may enter them after KillAll found
+// them empty (an exec started before a delete: exec holds no lock, and
+// its husk init is born in the cgroups or writes itself into them), and
+// rmdir then fails with EBUSY: what is in any of them is killed, and the
+// removal tried again.
+func (m *Manager) KillAndDestroy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := m.KillAll(time.Until(deadline)); err != nil {
+			return err
+		}
+		err := m.Destroy()
+		if err == nil || m.systemd != "" || time.Now().After(deadline) {
+			return err
+		}
+		pids := m.strayPids()
+		logrus.Debugf("cgroup %s: %v (processes %v entered after the kill); killing them and trying again", m.describe(), err, pids)
+		for _, pid := range pids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// strayPids lists the processes in any of the container's cgroup
+// directories, sub-cgroups included (Pids reads one hierarchy only).
+func (m *Manager) strayPids() []int {
+	var all []int
+	for _, dir := range m.Paths() {
+		pids, err := cgroups.GetAllPids(dir)
+		if err == nil {
+			all = append(all, pids...)
+		}
+	}
+	return all
 }

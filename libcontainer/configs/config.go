@@ -207,12 +207,6 @@ type Config struct {
 	ID     string `json:"id,omitempty"`
 	Bundle string `json:"bundle,omitempty"`
 	Hooks  Hooks  `json:"hooks,omitempty"`
-	// LateLimits, set only in the config sent to init: init stops at
-	// CREATE_HOOKS even without prestart or createRuntime hooks, so that
-	// the parent applies the cgroup limits only then, because one of them
-	// (a pids limit) counts init's threads: set while init's Go runtime
-	// starts, it could refuse them (see AsksCreateHooks).
-	LateLimits bool `json:"late_limits,omitempty"`
 	// Seccomp is linux.seccomp; nil: no filter.
 	Seccomp *Seccomp `json:"seccomp,omitempty"`
 

@@ -39,11 +39,3 @@ type Hooks map[HookKind][]Hook
 func (h Hooks) RunInParent() bool {
 	return len(h[Prestart])+len(h[CreateRuntime]) > 0
 }
-
-// AsksCreateHooks reports whether init stops at CREATE_HOOKS (package
-// bootstrap's protocol) for the parent to run prestart and createRuntime
-// and apply the cgroup limits. Otherwise the parent applies the limits
-// before it sends init the config, while init's Go runtime starts.
-func (c *Config) AsksCreateHooks() bool {
-	return c.Hooks.RunInParent() || c.LateLimits
-}

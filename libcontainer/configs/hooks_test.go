@@ -19,20 +19,3 @@ func TestHooksRunInParent(t *testing.T) {
 		}
 	}
 }
-
-func TestAsksCreateHooks(t *testing.T) {
-	h := Hook{Path: "/bin/true"}
-	for _, c := range []struct {
-		cfg  Config
-		want bool
-	}{
-		{Config{}, false},
-		{Config{Hooks: Hooks{StartContainer: {h}}}, false},
-		{Config{Hooks: Hooks{CreateRuntime: {h}}}, true},
-		{Config{LateLimits: true}, true},
-	} {
-		if got := c.cfg.AsksCreateHooks(); got != c.want {
-			t.Errorf("%+v: AsksCreateHooks() = %v, want %v", c.cfg, got, c.want)
-		}
-	}
-}

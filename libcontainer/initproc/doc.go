@@ -5,6 +5,7 @@
 // name, sysctls), runs the createContainer hooks, hands the container's
 // root and pty over to pid 1 and exits. It never sets up the container's
 // process: the launcher does, for init and every exec alike. The parent
-// side is package libcontainer; what the two exchange is package
-// bootstrap.
+// side is package launch; what the two exchange is package bootstrap.
+// Every kernel call it makes goes through kernel.go's small functions,
+// so the order of its steps and its error paths are tested without root.
 package initproc

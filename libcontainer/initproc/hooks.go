@@ -14,13 +14,13 @@ import (
 // parent runs prestart and createRuntime (in the runtime's namespaces),
 // then init runs createContainer (in the container's, paths resolved in
 // the runtime's mount tree, which init still sees).
-func atMountHooks(sock *os.File, cfg *configs.Config) error {
-	// Asked when the parent has hooks to run or a pids limit to set: it
-	// applies the cgroup limits then, before init sets anything that
-	// needs them (a SCHED_FIFO scheduler needs the realtime budget of
-	// cpu.rt_runtime_us). Otherwise it applied them before sending the
-	// config, and a round trip here would only wait.
-	if cfg.AsksCreateHooks() {
+func atMountHooks(sock *os.File, cfg *configs.Config, ask bool) error {
+	// Asked (bootstrap.ConfigAskHooks) when the parent has hooks to run or
+	// a pids limit to set: it applies the cgroup limits then, before init
+	// sets anything that needs them (a SCHED_FIFO scheduler needs the
+	// realtime budget of cpu.rt_runtime_us). Otherwise it applied them
+	// before sending the config, and a round trip here would only wait.
+	if ask {
 		if err := bootstrap.Send(sock, bootstrap.SyncCreateHooks, nil); err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 // inherited is what Go init takes from the runtime's side before it
 // pivots into the rootfs: its channel to pid 1 and, with a terminal, the
 // connection the parent made to the console socket
-// (libcontainer/initfds.go).
+// (libcontainer/launch/initfds.go).
 type inherited struct {
 	launcher *os.File
 	console  *os.File // nil without process.terminal

@@ -7,7 +7,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -34,7 +33,7 @@ func Init(openPty OpenPty) {
 			logrus.SetLevel(logrus.DebugLevel)
 		}
 	}
-	if err := build(sock, openPty); err != nil {
+	if err := build(hostKernel(openPty), sock); err != nil {
 		if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
 			fmt.Fprintln(os.Stderr, "husk init:", err)
 		}
@@ -44,9 +43,9 @@ func Init(openPty OpenPty) {
 }
 
 // build receives the config and builds the container, then hands the
-// root and the pty slave over to pid 1.
-func build(sock *os.File, openPty OpenPty) error {
-	cfg, err := receiveConfig(sock)
+// root and the pty slave over to pid 1. Every kernel call goes through k.
+func build(k *kernel, sock *os.File) error {
+	cfg, flags, err := receiveConfig(sock)
 	if err != nil {
 		return err
 	}
@@ -59,47 +58,52 @@ func build(sock *os.File, openPty OpenPty) error {
 	hooks := func() error {
 		trace.Mark("rootfs")
 		defer trace.Mark("hooks")
-		return atMountHooks(sock, cfg)
+		return atMountHooks(sock, cfg, flags&bootstrap.ConfigAskHooks != 0)
 	}
 	sources := func(i int) (int, error) { return askMountSource(sock, i) }
-	if err := rootfs.SetupWith(cfg, hooks, sources); err != nil {
+	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}
-	slave, err := setupConsole(cfg, side, openPty)
+	slave, err := k.setupConsole(cfg, side)
 	if err != nil {
 		return err
 	}
-	if err := setupSystem(cfg); err != nil {
+	if err := k.setupSystem(cfg); err != nil {
 		return err
 	}
-	if err := rootfs.Finalize(cfg); err != nil {
+	if err := k.finalizeRootfs(cfg); err != nil {
 		return err
 	}
 	trace.Mark("setup")
-	return handOver(side.launcher, slave)
+	return k.handOver(side.launcher, slave)
 }
 
-// receiveConfig reads the CONFIG the parent sends.
-func receiveConfig(sock *os.File) (*configs.Config, error) {
+// receiveConfig reads the CONFIG the parent sends: its flags and the
+// config.
+func receiveConfig(sock *os.File) (*configs.Config, bootstrap.ConfigFlags, error) {
 	t, payload, err := bootstrap.Recv(sock)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, 0, fmt.Errorf("read config: %w", err)
 	}
 	if t != bootstrap.SyncConfig {
-		return nil, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+		return nil, 0, fmt.Errorf("expected CONFIG from the parent, got %s", t)
+	}
+	flags, data, err := bootstrap.ParseConfigPayload(payload)
+	if err != nil {
+		return nil, 0, err
 	}
 	var cfg configs.Config
-	if err := json.Unmarshal(payload, &cfg); err != nil {
-		return nil, fmt.Errorf("decode config: %w", err)
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return nil, 0, fmt.Errorf("decode config: %w", err)
 	}
-	return &cfg, nil
+	return &cfg, flags, nil
 }
 
 // handOver sends pid 1 the container's root (an O_PATH fd of "/": after
 // pivot_root pid 1 is there already, after a chroot it is not) and the
 // pty slave (or nothing), in one message with SCM_RIGHTS.
-func handOver(launcher *os.File, slave int) error {
-	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func (k *kernel) handOver(launcher *os.File, slave int) error {
+	root, err := k.openRoot()
 	if err != nil {
 		return fmt.Errorf("hand over to pid 1: open /: %w", err)
 	}
@@ -107,7 +111,7 @@ func handOver(launcher *os.File, slave int) error {
 	if slave >= 0 {
 		fds = append(fds, slave)
 	}
-	if err := unix.Sendmsg(int(launcher.Fd()), []byte{'D'}, unix.UnixRights(fds...), nil, 0); err != nil {
+	if err := k.sendmsg(int(launcher.Fd()), []byte{'D'}, unix.UnixRights(fds...)); err != nil {
 		return fmt.Errorf("hand over to pid 1: %w", err)
 	}
 	return nil

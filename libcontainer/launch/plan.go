@@ -1,8 +1,13 @@
-// Package launch turns a configs.Process into the plan the launcher
-// (nsenter/launch.c) sets up and execs: for a container's init, for every
-// exec and for a startContainer hook alike. Every value is checked here,
-// in the parent, with an error that names the field; the plan it makes
-// always fits the PLAN frame (limits.go).
+// Package launch is the parent's side of a launch. It turns a
+// configs.Process into the plan the launcher (nsenter/launch.c) sets up
+// and execs: for a container's init, for every exec and for a
+// startContainer hook alike. Every value is checked here, in the parent,
+// with an error that names the field; the plan it makes always fits the
+// PLAN frame (limits.go). Then it starts `husk init` from a read-only
+// view of the binary (spawn.go, binaryview.go) and walks it through
+// package bootstrap's protocol (handshake.go) with two small drivers
+// (drivers.go): what follows nsexec's PID for a create or an exec, and
+// how init gets into the container's cgroups.
 package launch
 
 import (

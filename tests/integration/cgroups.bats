@@ -448,10 +448,11 @@ device_order_bundle() {
 	# its own cgroup; husk does the same and warns about the mismatch.
 	create_bg "$id" || fail "create with a slice-form cgroupsPath and no --systemd-cgroup failed"
 	assert_contains "$(cat "$TEST_DIR/$id.err")" "linux.cgroupsPath" "system.slice:husk:$id" "cgroupfs"
+	# The memory hierarchy's, on v1 or hybrid; the one tree on pure v2.
 	local top=/sys/fs/cgroup/memory
-	cgv2 && top=/sys/fs/cgroup
+	[ -d "$top" ] || top=/sys/fs/cgroup
 	dir="$(find "$top/" -maxdepth 3 -type d -name "system.slice:husk:$id" | head -1)"
-	[ -n "$dir" ] || fail "no cgroup named system.slice:husk:$id under $top"
+	[ -n "$dir" ] || fail "no memory cgroup named system.slice:husk:$id under $top"
 	grep -qx "$(cat "$TEST_DIR/$id.pid")" "$dir/cgroup.procs" || fail "init is not in $dir"
 	husk delete --force "$id"
 	[ ! -d "$dir" ] || fail "$dir left after delete"

@@ -53,21 +53,14 @@ kill_at_random() {
 # force_delete_and_check ID: `delete --force` must succeed (or say the
 # container does not exist), and leave nothing of it behind.
 force_delete_and_check() {
-	local id="$1" out pid m
+	local id="$1" out m
 	out="$(husk delete --force "$id" 2>&1)" || assert_contains "$out" "does not exist"
 	[ ! -e "$HUSK_ROOT/$id" ] || fail "$id: state dir left: $(ls -A "$HUSK_ROOT/$id")"
 	m="$(grep -F "$TAG" /proc/self/mountinfo || true)"
 	[ -z "$m" ] || fail "$id: mounts left: $m"
 	m="$(find /sys/fs/cgroup/ -maxdepth 6 -type d -name "$id" 2>/dev/null || true)"
 	[ -z "$m" ] || fail "$id: cgroups left: $m"
-	for pid in $(leaked_pids "$TAG"); do
-		fail "$id: process $pid left in the container: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
-	done
-	for pid in $(pgrep -f -- "$(basename "$HUSK_BIN") init"); do
-		if pid_mentions "$pid" "$TAG"; then
-			fail "$id: 'husk init' $pid left"
-		fi
-	done
+	no_process_left "$TAG" "$id"
 	[ -z "$(ip netns list 2>/dev/null | grep -F "$id")" ] || fail "$id: netns left"
 }
 

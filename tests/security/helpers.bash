@@ -55,6 +55,21 @@ restore_sysctls() {
 	done <"$TEST_DIR/sysctls"
 }
 
+# no_process_left TAG WHAT: no process has the test's rootfs (its dir's
+# name TAG) as its root, and no husk init mentions it; WHAT starts each
+# failure.
+no_process_left() {
+	local pid
+	for pid in $(leaked_pids "$1"); do
+		fail "$2: process $pid left in the container: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	done
+	for pid in $(pgrep -f -- "$(basename "$HUSK_BIN") init"); do
+		if pid_mentions "$pid" "$1"; then
+			fail "$2: 'husk init' $pid left"
+		fi
+	done
+}
+
 setup() {
 	setup_husk
 }

@@ -5,6 +5,7 @@
 // container's side of the terminal is closed.
 //
 //	recvtty [-no-stdin] [-discard] SOCKET
+//	recvtty -many SOCKET    every connection, output thrown away, until killed
 package main
 
 import (
@@ -20,10 +21,15 @@ import (
 func main() {
 	noStdin := flag.Bool("no-stdin", false, "do not copy stdin to the terminal")
 	discard := flag.Bool("discard", false, "throw the output away instead of printing it")
+	many := flag.Bool("many", false, "take every connection's terminal, throw its output away, until killed")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: recvtty [-no-stdin] [-discard] SOCKET")
 		os.Exit(2)
+	}
+	run := run
+	if *many {
+		run = func(path string, _, _ bool) error { return serveMany(path) }
 	}
 	if err := run(flag.Arg(0), *noStdin, *discard); err != nil {
 		fmt.Fprintln(os.Stderr, "recvtty:", err)
@@ -31,9 +37,46 @@ func main() {
 	}
 }
 
-func run(path string, noStdin, discard bool) error {
+// serveMany takes the pty master of each connection and drains it until
+// its container side is closed.
+func serveMany(path string) error {
+	l, err := listen(path)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	for {
+		conn, err := l.AcceptUnix()
+		if err != nil {
+			return err
+		}
+		go func() {
+			if master, err := takeMaster(conn); err == nil {
+				io.Copy(io.Discard, master)
+				master.Close()
+			}
+		}()
+	}
+}
+
+func listen(path string) (*net.UnixListener, error) {
 	os.Remove(path)
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	return net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+}
+
+// takeMaster receives the pty master sent on conn, and closes conn.
+func takeMaster(conn *net.UnixConn) (*os.File, error) {
+	f, err := conn.File()
+	conn.Close()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return console.RecvMaster(f)
+}
+
+func run(path string, noStdin, discard bool) error {
+	l, err := listen(path)
 	if err != nil {
 		return err
 	}
@@ -42,13 +85,7 @@ func run(path string, noStdin, discard bool) error {
 	if err != nil {
 		return err
 	}
-	f, err := conn.File()
-	conn.Close()
-	if err != nil {
-		return err
-	}
-	master, err := console.RecvMaster(f)
-	f.Close()
+	master, err := takeMaster(conn)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"fmt"
@@ -71,10 +71,10 @@ func dialUnix(path string) (*os.File, error) {
 	return conn.File()
 }
 
-// withCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
+// WithCompiledSeccomp is cfg with its seccomp filter compiled into a BPF
 // program (a copy; cfg itself when there is no filter or it is compiled
 // already). Init only loads the program: libseccomp runs in the parent.
-func withCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
+func WithCompiledSeccomp(cfg *configs.Config) (*configs.Config, error) {
 	if cfg.Seccomp == nil || cfg.Seccomp.Program != nil {
 		return cfg, nil
 	}

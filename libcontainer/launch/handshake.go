@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -43,7 +42,7 @@ func sendBootstrap(sock *os.File, msg []byte) error {
 // reports the pid of the forked init or process (steps 2-4 of the
 // protocol table in package bootstrap). Every error is the one the user
 // reads: nsexec's own text, or what the parent saw go wrong.
-func runNsexec(sock *os.File, maps *rootless.MapWriter) (int, error) {
+func runNsexec(sock *os.File, maps IDMapper) (int, error) {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -61,7 +60,7 @@ func runNsexec(sock *os.File, maps *rootless.MapWriter) (int, error) {
 			if err := maps.Write(pid); err != nil {
 				return 0, err
 			}
-			logrus.Debugf("wrote the id maps of pid %d (newuidmap/newgidmap: %v)", pid, maps.Helper)
+			logrus.Debugf("wrote the id maps of pid %d", pid)
 			if err := bootstrap.Send(sock, bootstrap.SyncUsermapAck, nil); err != nil {
 				return 0, initGone("nsexec", err)
 			}
@@ -97,25 +96,27 @@ func unexpected(stage string, t bootstrap.SyncType) error {
 	return fmt.Errorf("%s sent an unexpected %s message (is husk init the same version as husk?)", stage, t)
 }
 
-// configureInit sends the config to the Go init (pid) and waits for
-// READY, running the create hooks and opening mount sources
+// configureInit sends the config and its flags to the Go init (pid) and
+// waits for READY, running the create hooks and opening mount sources
 // (mountsource.go) when init asks for them on the way (steps 5-6 of the
 // protocol table).
-func configureInit(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func() error) error {
+func configureInit(sock *os.File, cfg *configs.Config, flags bootstrap.ConfigFlags, pid int, atHooks func() error) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
 	}
-	if err := bootstrap.Send(sock, bootstrap.SyncConfig, data); err != nil {
+	if err := bootstrap.Send(sock, bootstrap.SyncConfig, bootstrap.ConfigPayload(flags, data)); err != nil {
 		return initGone("init", err)
 	}
-	return awaitReady(sock, cfg, pid, runtimeHooks)
+	return awaitReady(sock, cfg, pid, atHooks)
 }
 
 // awaitReady answers init until it reports READY (or an error): Go init's
 // requests on the way, then the launcher's READY (an exec has no Go init:
-// nsexec's first process sends READY or ERROR).
-func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func() error) error {
+// nsexec's first process sends READY or ERROR). With atHooks, init was
+// asked to stop at CREATE_HOOKS (bootstrap.ConfigAskHooks): atHooks runs
+// then, and a READY without it is an error.
+func awaitReady(sock *os.File, cfg *configs.Config, pid int, atHooks func() error) error {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -123,16 +124,20 @@ func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func()
 		}
 		switch t {
 		case bootstrap.SyncReady:
+			if atHooks != nil {
+				return fmt.Errorf("init sent READY without stopping at CREATE_HOOKS, as asked: the cgroup limits and the prestart and createRuntime hooks did not run")
+			}
 			return nil
 		case bootstrap.SyncError:
 			return reported("init", payload)
 		case bootstrap.SyncCreateHooks:
-			if runtimeHooks == nil {
+			if atHooks == nil {
 				return unexpected("init", t)
 			}
-			if err := runtimeHooks(); err != nil {
+			if err := atHooks(); err != nil {
 				return err
 			}
+			atHooks = nil
 			if err := bootstrap.Send(sock, bootstrap.SyncCreateHooksDone, nil); err != nil {
 				return initGone("init", err)
 			}
@@ -147,7 +152,7 @@ func awaitReady(sock *os.File, cfg *configs.Config, pid int, runtimeHooks func()
 }
 
 // initGone words a broken init socket: init died without saying why
-// (errGone; startInit then looks at how it died).
+// (errGone; Start then looks at how it died).
 func initGone(stage string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
 		return &errGone{stage}
@@ -193,7 +198,7 @@ func forwardLogs(r io.ReadCloser) {
 // init's end of its log pipe closes, at the process's execve (or exit).
 var forwarding sync.WaitGroup
 
-// waitForwardedLogs waits until every log pipe is drained. Call it only
+// WaitForwardedLogs waits until every log pipe is drained. Call it only
 // once the processes are gone (Waiter.Wait): a created container's init
 // holds its pipe until start.
-func waitForwardedLogs() { forwarding.Wait() }
+func WaitForwardedLogs() { forwarding.Wait() }

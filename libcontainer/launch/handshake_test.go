@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"encoding/binary"
@@ -126,7 +126,7 @@ func sendAndRunNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapW
 	if err := sendBootstrap(sock, b); err != nil {
 		return 0, err
 	}
-	return runNsexec(sock, maps)
+	return runNsexec(sock, MapperOf(maps))
 }
 
 const nsexecGone = "nsexec exited without reporting an error (see its output above)"
@@ -336,8 +336,14 @@ func TestConfigureInit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sock, p := handshakePair(t)
 			ran := 0
+			// Init is asked to stop at CREATE_HOOKS where the script does.
+			var flags bootstrap.ConfigFlags
+			var atHooks func() error
+			if tc.ran > 0 {
+				flags, atHooks = bootstrap.ConfigAskHooks, func() error { ran++; return tc.hooks }
+			}
 			err := run(p, tc.script, func() error {
-				return configureInit(sock, testConfig(), 0, func() error { ran++; return tc.hooks })
+				return configureInit(sock, testConfig(), flags, 0, atHooks)
 			})
 			checkErr(t, err, tc.wantErr)
 			if ran != tc.ran {
@@ -351,12 +357,19 @@ func testConfig() *configs.Config {
 	return &configs.Config{ID: "fake", Process: &configs.Process{Args: []string{"sh"}}}
 }
 
-// checkConfig reads CONFIG and checks it is the parent's config.
-func (p *peer) checkConfig() {
+// checkConfig reads CONFIG, checks it is the parent's config, and
+// returns its flags.
+func (p *peer) checkConfig() bootstrap.ConfigFlags {
+	flags, data, err := bootstrap.ParseConfigPayload(p.expect(bootstrap.SyncConfig))
+	if err != nil {
+		p.t.Errorf("peer: CONFIG: %v", err)
+		return 0
+	}
 	var cfg configs.Config
-	if err := json.Unmarshal(p.expect(bootstrap.SyncConfig), &cfg); err != nil || cfg.ID != "fake" {
+	if err := json.Unmarshal(data, &cfg); err != nil || cfg.ID != "fake" {
 		p.t.Errorf("peer: config %+v, %v", cfg, err)
 	}
+	return flags
 }
 
 func checkErr(t *testing.T, err error, want string) {

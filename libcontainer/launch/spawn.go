@@ -1,4 +1,4 @@
-package libcontainer
+package launch
 
 import (
 	"errors"
@@ -9,58 +9,42 @@ import (
 	"syscall"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
-	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/launch"
-	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
-// initRequest is what startInit needs to start one `husk init`.
-type initRequest struct {
-	cfg *configs.Config    // the container's, or an exec's (see execConfig)
-	msg *bootstrap.Message // namespaces and early settings for nsexec
-	// plan is the process the launcher sets up and execs; listener, when
-	// set, gives its seccomp listener's message (launch.Listener).
-	plan     *bootstrap.Plan
-	listener func() (*bootstrap.PlanListener, error)
-	// maps writes a new user namespace's id maps (nil: none is made).
-	maps *rootless.MapWriter
-	exec bool // a process exec'd into a running container
-	// fifoPath is the container's exec.fifo (create only): init blocks
+// Request is what Start needs to start one `husk init`. Two drivers
+// shape it (drivers.go): Steps, what follows nsexec's PID (a create or an
+// exec), and Cgroups, how init gets into the container's cgroups (born
+// in them, or moved in by pid: systemd, rootless).
+type Request struct {
+	Config *configs.Config    // the container's, or an exec's
+	Msg    *bootstrap.Message // namespaces and early settings for nsexec
+	// Plan is the process the launcher sets up and execs; Listener, when
+	// set, gives its seccomp listener's message (see Listener).
+	Plan     *bootstrap.Plan
+	Listener func() (*bootstrap.PlanListener, error)
+	// Maps writes a new user namespace's id maps (nil: none is made).
+	Maps    IDMapper
+	Steps   Steps
+	Cgroups CgroupEntry
+	// FifoPath is the container's exec.fifo (create only): init blocks
 	// opening it until `start`.
-	fifoPath string
-	stdio    [3]*os.File
-	// preserved are fds the process gets as 3, 4, … (--preserve-fds,
+	FifoPath string
+	Stdio    [3]*os.File
+	// Preserved are fds the process gets as 3, 4, … (--preserve-fds,
 	// LISTEN_FDS); init's own fds follow them.
-	preserved []*os.File
-	// entry, when set, is how init enters the container's cgroups
-	// itself: born in the v2 directory (clone3 CLONE_INTO_CGROUP), and
-	// nsexec writing "0" to the v1 tasks files first thing. join is then
-	// skipped (see cgroup.Entry: no wait for the kernel's RCU grace
-	// period).
-	entry *cgroup.Entry
-	// join puts init into the container's cgroups (before nsexec runs),
-	// when it did not enter them itself.
-	join func(pid int) error
-	// runtimeHooks applies the cgroup limits and runs prestart and
-	// createRuntime (create): when init asks, or, when it will not
-	// (configs.AsksCreateHooks), before init gets its config.
-	runtimeHooks func(pid int) error
+	Preserved []*os.File
 }
 
-// startInit starts `husk init` for r and walks it through the protocol of
+// Start starts `husk init` for r and walks it through the protocol of
 // libcontainer/bootstrap up to READY. It returns the pid of the process
 // (also when it fails after it was forked, so the caller can kill it):
 // the container's init, or the exec'd process.
-func startInit(r *initRequest) (int, error) {
-	msg, err := r.msg.Encode()
-	if err != nil {
-		return 0, err
-	}
+func Start(r *Request) (int, error) {
 	if err := r.addListener(); err != nil {
 		return 0, err
 	}
@@ -69,7 +53,7 @@ func startInit(r *initRequest) (int, error) {
 		return 0, err
 	}
 	defer view.release()
-	extras, err := dialInitSockets(r.cfg)
+	extras, err := dialInitSockets(r.Config)
 	if err != nil {
 		return 0, err
 	}
@@ -87,8 +71,8 @@ func startInit(r *initRequest) (int, error) {
 		return 0, fmt.Errorf("log pipe: %w", err)
 	}
 	own := []*os.File{child, logW}
-	if r.fifoPath != "" {
-		fifo, err := openFifoPath(r.fifoPath)
+	if r.FifoPath != "" {
+		fifo, err := openFifoPath(r.FifoPath)
 		if err != nil {
 			child.Close()
 			logR.Close()
@@ -97,24 +81,27 @@ func startInit(r *initRequest) (int, error) {
 		}
 		own = append(own, fifo)
 	}
-	files := append(append(slices.Clone(r.preserved), own...), extras.files...)
-	first := bootstrap.FirstFd(len(r.preserved)) // init's number for own[0]
-	var dir *os.File
-	if r.entry != nil {
-		dir = r.entry.Dir
-		r.msg.CgroupTasks = nil
-		for _, f := range r.entry.Tasks {
-			r.msg.CgroupTasks = append(r.msg.CgroupTasks, uint32(3+len(files)))
-			files = append(files, f)
-		}
-		if msg, err = r.msg.Encode(); err != nil {
-			return 0, err
-		}
+	files := append(append(slices.Clone(r.Preserved), own...), extras.files...)
+	first := bootstrap.FirstFd(len(r.Preserved)) // init's number for own[0]
+	dir, tasks := r.Cgroups.files()
+	r.Msg.CgroupTasks = nil
+	for _, f := range tasks {
+		r.Msg.CgroupTasks = append(r.Msg.CgroupTasks, uint32(3+len(files)))
+		files = append(files, f)
 	}
+	msg, err := r.Msg.Encode()
+	if err != nil {
+		for _, f := range own {
+			f.Close()
+		}
+		logR.Close()
+		return 0, err
+	}
+	exec := r.Steps.exec()
 	closeOnExecAll() // only what the child is given reaches init
 	cmd, born, err := startInCgroup(dir, view.path, []string{"husk", "init"},
-		bootstrap.InitEnv(first, r.fifoPath != "", r.exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
-		append(r.stdio[:], files...))
+		bootstrap.InitEnv(first, r.FifoPath != "", exec, logrus.IsLevelEnabled(logrus.DebugLevel), extras.names),
+		append(r.Stdio[:], files...))
 	for _, f := range own {
 		f.Close()
 	}
@@ -127,7 +114,7 @@ func startInit(r *initRequest) (int, error) {
 	}
 	go forwardLogs(logR)
 	trace.Mark("spawn")
-	pid, err := r.converse(sock, cmd, born, msg, view)
+	pid, err := r.converse(sock, cmd.pid, born, msg, view.seal)
 	var gone *errGone
 	if err != nil && pid == 0 && !errors.As(err, &gone) {
 		// nsexec may be blocked waiting for an answer that will not come.
@@ -143,86 +130,55 @@ func startInit(r *initRequest) (int, error) {
 	return pid, nil
 }
 
-// converse runs the protocol with the started init: into the cgroups,
-// the bootstrap message (and an exec's PLAN), HELLO, then the create's
-// steps.
-func (r *initRequest) converse(sock *os.File, cmd *initChild, born bool, msg []byte, view *binaryView) (int, error) {
+// converse runs the protocol with the started init (child): into the
+// cgroups, the bootstrap message and the PLAN, HELLO (the binary's view
+// is sealed then), nsexec's steps up to PID, then the driver's steps.
+func (r *Request) converse(sock *os.File, child int, born bool, msg []byte, seal func() error) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
-	// inside the container's cgroups (with an entry, nsexec's first step
+	// inside the container's cgroups (born in them, nsexec's first step
 	// is to write itself into the v1 ones).
-	if r.entry.NeedsMove(born) {
-		if err := r.join(cmd.pid); err != nil {
-			return 0, err
-		}
-		trace.Mark("join")
+	if err := r.Cgroups.enter(child, born); err != nil {
+		return 0, err
 	}
-	logNamespaces(r.msg)
+	logNamespaces(r.Msg)
 	if err := sendBootstrap(sock, msg); err != nil {
 		return 0, err
 	}
 	// The process comes right after: an exec's launcher sets it up before
 	// it forks, and sends PID, then READY (or ERROR); a container's pid 1
 	// forks Go init at once, and sets the process up once it is built.
-	if err := sendPlan(sock, r.plan); err != nil {
+	if err := sendPlan(sock, r.Plan); err != nil {
 		return 0, err
 	}
-	if err := sealAtHello(sock, view, r.exec); err != nil {
+	// At HELLO the last exec of the husk binary has happened and nsexec's
+	// image is mapped: the view is sealed, so nothing in the container
+	// may run the binary again (finding 5 of issue 26).
+	if err := awaitHello(sock); err != nil {
 		return 0, err
 	}
-	pid, err := runNsexec(sock, r.maps)
+	if err := seal(); err != nil {
+		return 0, err
+	}
+	r.Steps.atHello(sock)
+	pid, err := runNsexec(sock, r.Maps)
 	trace.Mark("nsexec")
-	if err != nil || r.exec {
-		if err == nil {
-			err = awaitReady(sock, r.cfg, pid, nil)
-		}
+	if err != nil {
 		return pid, err
 	}
-	var hooks func() error
-	switch {
-	case r.runtimeHooks == nil:
-	case r.cfg.AsksCreateHooks():
-		hooks = func() error { return r.runtimeHooks(pid) }
-	default:
-		// Init will not ask (configs.AsksCreateHooks): the cgroup limits
-		// are applied now, while its Go runtime starts.
-		if err := r.runtimeHooks(pid); err != nil {
-			return pid, err
-		}
-	}
-	return pid, configureInit(sock, r.cfg, pid, hooks)
-}
-
-// sealAtHello waits for nsexec's HELLO, then seals the binary's view: the
-// last exec of the husk binary has happened and nsexec's image is mapped,
-// so nothing in the container may run the binary again (finding 5 of
-// issue 26). An exec's launcher then gets GO: it lets the process exec
-// only after it (it has set the process up by then: no wait).
-func sealAtHello(sock *os.File, view *binaryView, exec bool) error {
-	if err := awaitHello(sock); err != nil {
-		return err
-	}
-	if err := view.seal(); err != nil {
-		return err
-	}
-	if exec {
-		// Sent blind: a launcher that failed before has said why in an
-		// ERROR frame, which runNsexec reads next.
-		_ = bootstrap.Send(sock, bootstrap.SyncGo, nil)
-	}
-	return nil
+	return pid, r.Steps.afterPid(sock, pid)
 }
 
 // addListener puts the seccomp listener's message into the plan.
-func (r *initRequest) addListener() error {
-	if r.listener == nil {
+func (r *Request) addListener() error {
+	if r.Listener == nil {
 		return nil
 	}
-	l, err := r.listener()
+	l, err := r.Listener()
 	if err != nil {
 		return err
 	}
-	r.plan.Listener = l
+	r.Plan.Listener = l
 	return nil
 }
 
@@ -311,15 +267,15 @@ func (c *initChild) wait() error {
 // (an exec's launcher) is ours to wait for; a container's pid 1 is an
 // orphan of ours by now. A launcher killed by SIGSYS was killed by the
 // seccomp filter it had just loaded: say so, naming its default action.
-func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
+func (r *Request) diagnose(err, werr error, cmd *initChild, pid int) error {
 	sig := cmd.sig
-	if sig == 0 && pid > 0 && !r.exec {
+	if sig == 0 && pid > 0 && !r.Steps.exec() {
 		sig = deathSignal(pid)
 	}
 	switch {
-	case sig == unix.SIGSYS && r.cfg.Seccomp != nil:
+	case sig == unix.SIGSYS && r.Config.Seccomp != nil:
 		return fmt.Errorf("linux.seccomp: husk init was killed by SIGSYS right after loading the filter (%s): "+
-			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.cfg.Seccomp))
+			"the profile kills a syscall the launcher makes before the process's execve (see docs/architecture.md)", seccomp.Killers(r.Config.Seccomp))
 	case sig != 0:
 		return fmt.Errorf("husk init was killed by signal %d (%v) before the process was ready", int(sig), sig)
 	case err == nil:
@@ -328,9 +284,9 @@ func (r *initRequest) diagnose(err, werr error, cmd *initChild, pid int) error {
 	return err
 }
 
-// bootstrapMessage is what nsexec needs from cfg: new namespaces as clone
+// BootstrapMessage is what nsexec needs from cfg: new namespaces as clone
 // flags, joined ones as paths (user first), id maps, early settings.
-func bootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
+func BootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
 	m := &bootstrap.Message{TimeOffsets: cfg.TimensOffsets}
 	for _, t := range configs.NamespaceTypes() {
 		ns, ok := cfg.Namespace(t)
@@ -350,7 +306,7 @@ func bootstrapMessage(cfg *configs.Config) (*bootstrap.Message, error) {
 		m.OomScoreAdj = fmt.Sprint(*p.OomScoreAdj)
 	}
 	var err error
-	m.Affinity, err = launch.InitialAffinity(cfg.Process)
+	m.Affinity, err = InitialAffinity(cfg.Process)
 	return m, err
 }
 
