@@ -162,7 +162,9 @@ func (e *errGone) Error() string {
 	return e.stage + " exited without reporting an error (see its output above)"
 }
 
-// forwardLogs re-logs init's JSON log lines at their level.
+// forwardLogs re-logs init's JSON log lines at their level. An error
+// record is the launcher's failed execve, which it also printed on the
+// process's stderr: it goes to --log only, not to husk's stderr again.
 func forwardLogs(r io.ReadCloser) {
 	forwarding.Add(1)
 	defer forwarding.Done()
@@ -184,6 +186,9 @@ func forwardLogs(r io.ReadCloser) {
 		lvl, err := logrus.ParseLevel(e.Level)
 		if err != nil {
 			lvl = logrus.InfoLevel
+		}
+		if lvl <= logrus.ErrorLevel && logrus.StandardLogger().Out == os.Stderr {
+			continue
 		}
 		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
 	}

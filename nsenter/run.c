@@ -45,6 +45,27 @@ static void must_pipe(int p[2])
 		husk_fail("nsexec: pipe: %s", strerror(errno));
 }
 
+/*
+ * An execve that failed, after the PATH lookup checked the file (a
+ * missing interpreter, a bad ELF): one line on the process's stderr,
+ * where the user and the container's log see it, and one error record on
+ * the log pipe for --log while the parent reads it (run and exec in the
+ * foreground; the parent does not repeat it on stderr). SIGPIPE is
+ * blocked first: a parent already gone (create, -d) makes that write
+ * EPIPE, not our death. Exit 127, as a shell's.
+ */
+static void __attribute__((noreturn)) exec_failed(struct husk_launch *l)
+{
+	sigset_t pipe;
+
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &pipe, NULL) == 0)
+		husk_logf("error", "%s", l->err);
+	_exit(127);
+}
+
 /* The forked process of an exec: waits for the first process's go, does
  * what only it can (the controlling tty, a scheduler lost by a fork), says
  * so on the status pipe (one NUL byte, or its error) and execs. An execve
@@ -67,8 +88,7 @@ static void exec_child(struct husk_launch *l, int gate, int status)
 	if (write(status, "", 1) != 1)
 		_exit(126);
 	husk_launch_exec(l);
-	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
-	_exit(127);
+	exec_failed(l);
 }
 
 void husk_run_exec(struct husk_launch *l)
@@ -79,6 +99,7 @@ void husk_run_exec(struct husk_launch *l)
 	ssize_t n;
 	pid_t pid;
 
+	husk_logf("debug", "launcher: child process in init(): an exec of \"%s\"", l->plan->argv[0]);
 	/* Before the process's rlimits: RLIMIT_NOFILE may leave no room. */
 	must_pipe(gate);
 	must_pipe(status);
@@ -235,6 +256,8 @@ void husk_run_init(struct husk_launch *l)
 	int ch[2], root, slave, st, fifo_dir;
 	pid_t go, self;
 
+	husk_logf("debug", "launcher: child process in init(): the container's pid 1, to run \"%s\"",
+		  l->plan->argv[0]);
 	/* Our cwd is the caller's: pivot_root moves only what is at the old
 	 * root, and nothing of the host may stay with pid 1. */
 	if (chdir("/") < 0)
@@ -267,6 +290,5 @@ void husk_run_init(struct husk_launch *l)
 	wait_for_start(l, fifo_dir);
 	husk_mark("execve");
 	husk_launch_exec(l);
-	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
-	_exit(127);
+	exec_failed(l);
 }
