@@ -163,8 +163,7 @@ func (e *errGone) Error() string {
 }
 
 // forwardLogs re-logs init's JSON log lines at their level. An error
-// record is the launcher's failed execve, which it also printed on the
-// process's stderr: it goes to --log only, not to husk's stderr again.
+// record is the launcher's failed execve (see logExecFailed).
 func forwardLogs(r io.ReadCloser) {
 	forwarding.Add(1)
 	defer forwarding.Done()
@@ -187,10 +186,20 @@ func forwardLogs(r io.ReadCloser) {
 		if err != nil {
 			lvl = logrus.InfoLevel
 		}
-		if lvl <= logrus.ErrorLevel && logrus.StandardLogger().Out == os.Stderr {
+		if lvl <= logrus.ErrorLevel {
+			logExecFailed(e.Msg)
 			continue
 		}
 		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
+	}
+}
+
+// logExecFailed logs why the process's execve failed, which the launcher
+// has also printed on the process's stderr: one error record in --log,
+// nothing more on husk's stderr (where logrus writes without --log).
+func logExecFailed(why string) {
+	if logrus.StandardLogger().Out != os.Stderr {
+		logrus.Error("init: " + why)
 	}
 }
 
