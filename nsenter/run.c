@@ -64,11 +64,11 @@ static void __attribute__((noreturn)) exec_failed(struct husk_launch *l, int fif
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	if (sigprocmask(SIG_BLOCK, &pipe, NULL) < 0)
-		_exit(127);
+		_exit(127); /* the line is all there is */
 	if (fifo < 0)
 		husk_logf("error", "%s", l->err);
 	else if (write(fifo, l->err, strlen(l->err)) < 0)
-		_exit(127); /* start is gone */
+		_exit(127); /* start is gone: the line is all there is */
 	_exit(127);
 }
 
