@@ -88,7 +88,7 @@ error_records() {
 	grep -cE '"level":"error"|level=error' "$1" || true
 }
 
-@test "an execve that fails is said once: one line for the user, one error record in --log (run, create/start, exec, exec -t; exec -d the line only)" {
+@test "an execve that fails is said once: one line for the user, one error record in --log (run, a terminal, create/start, exec, exec -t; exec -d the line only)" {
 	local id out
 	# The PATH lookup finds the file; execve fails on its interpreter.
 	printf '#!/no/such/interpreter\n' >"$BUNDLE/rootfs/badscript"
@@ -103,6 +103,16 @@ error_records() {
 	[ "$(error_records "$TEST_DIR/run.log")" -eq 1 ] || fail "run.log: $(cat "$TEST_DIR/run.log")"
 	one_line "$(cat "$TEST_DIR/run.log")" '\"'
 	husk delete --force "$id"
+
+	# With a terminal (husk run's own pty): the line comes through it.
+	if command -v script >/dev/null; then
+		update_config '.process.terminal = true'
+		run -127 script -qec "$HUSK_BIN --root $HUSK_ROOT --log $TEST_DIR/tty.log run --bundle $BUNDLE $id" /dev/null </dev/null
+		one_line "$output"
+		[ "$(error_records "$TEST_DIR/tty.log")" -eq 1 ] || fail "tty.log: $(cat "$TEST_DIR/tty.log")"
+		husk delete --force "$id"
+		update_config '.process.terminal = false'
+	fi
 
 	# create, then start: the line is on the process's stderr, the
 	# record in start's --log (start read it from exec.fifo), start is 0.
