@@ -164,8 +164,8 @@ func (e *errGone) Error() string {
 
 // forwardLogs re-logs init's JSON log lines at their level. An error
 // record is the launcher's failed execve (see logExecFailed).
+// The caller counts it in forwarding first.
 func forwardLogs(r io.ReadCloser) {
-	forwarding.Add(1)
 	defer forwarding.Done()
 	defer r.Close()
 	sc := bufio.NewScanner(r)
