@@ -104,6 +104,16 @@ error_records() {
 	one_line "$(cat "$TEST_DIR/run.log")" '\"'
 	husk delete --force "$id"
 
+	# A filter that refuses rt_sigprocmask (which guards the record's
+	# write against SIGPIPE): the line still, exit 127, no record.
+	update_config '.process.noNewPrivileges = true | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+		syscalls: [{names: ["rt_sigprocmask"], action: "SCMP_ACT_ERRNO"}]}'
+	run -127 --separate-stderr husk --log "$TEST_DIR/errno.log" run --bundle "$BUNDLE" "$id" </dev/null
+	one_line "$stderr"
+	[ "$(error_records "$TEST_DIR/errno.log")" -eq 0 ] || fail "errno.log: $(cat "$TEST_DIR/errno.log")"
+	husk delete --force "$id"
+	update_config 'del(.linux.seccomp)'
+
 	# With a terminal (husk run's own pty): the line comes through it.
 	if command -v script >/dev/null; then
 		update_config '.process.terminal = true'
