@@ -10,8 +10,9 @@ import (
 )
 
 // exec's load keeps everything an exec reads (process, seccomp,
-// namespaces, ids, attributes, the cgroup's names) and skips the
-// mounts, devices, hooks and cgroup limits; its state is never saved.
+// namespaces, ids, attributes, the cgroup's names and cpuset CPUs) and
+// skips the mounts, devices, hooks and other cgroup limits; its state is
+// never saved.
 func TestLoadForExec(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "c1")
@@ -31,7 +32,7 @@ func TestLoadForExec(t *testing.T) {
 		Personality: &configs.Personality{Persona: 8},
 		Hooks:       configs.Hooks{configs.Poststop: {{Path: "/bin/true"}}},
 		Cgroup: &configs.Cgroup{Path: "/husk/c1", Systemd: true, ScopePrefix: "husk", Name: "c1",
-			Resources: configs.Resources{CpuShares: 512}},
+			Resources: configs.Resources{CpuShares: 512, CpusetCpus: "0-1"}},
 	}
 	if err := os.Mkdir(dir, 0o711); err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestLoadForExec(t *testing.T) {
 	want := *cfg
 	want.Mounts, want.Devices, want.Hooks = nil, nil, nil
 	cg := *cfg.Cgroup
-	cg.Resources = configs.Resources{}
+	cg.Resources = configs.Resources{CpusetCpus: "0-1"}
 	want.Cgroup = &cg
 	if !reflect.DeepEqual(c.State.Config, &want) {
 		t.Errorf("exec's config\n%+v\nwant\n%+v", c.State.Config, &want)

@@ -178,7 +178,8 @@ func (f *execFifo) close() {
 // await waits until init writes its byte to the fifo, or dies, and then
 // until init's end of the fifo closes: it is close-on-exec, so the
 // process has been exec'd (or init is gone) when it does, and the
-// poststart hooks may run.
+// poststart hooks may run. Text after the byte says why the execve
+// failed: the container started, its process exits 127 (logExecFailed).
 func (f *execFifo) await() error {
 	fds := []unix.PollFd{{Fd: int32(f.fifo), Events: unix.POLLIN}, {Fd: int32(f.pidfd), Events: unix.POLLIN}}
 	started := false
@@ -192,11 +193,17 @@ func (f *execFifo) await() error {
 		if fds[0].Revents&unix.POLLIN != 0 {
 			var b [bootstrap.FifoMsgMax]byte
 			if n, _ := unix.Read(f.fifo, b[:]); n > 0 {
-				if n != 1 || b[0] != bootstrap.FifoGo {
-					return errors.New(string(b[:n]))
+				msg := b[:n]
+				if !started {
+					if msg[0] != bootstrap.FifoGo {
+						return errors.New(string(msg))
+					}
+					logrus.Debugf("container init (pid %d) started its process; waiting for its execve", f.pid)
+					started, msg = true, msg[1:]
 				}
-				logrus.Debugf("container init (pid %d) started its process; waiting for its execve", f.pid)
-				started = true
+				if len(msg) > 0 {
+					logExecFailed(string(msg))
+				}
 			}
 		}
 		if fds[0].Revents&unix.POLLHUP != 0 || fds[1].Revents != 0 {

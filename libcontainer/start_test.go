@@ -1,10 +1,14 @@
 package libcontainer
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,6 +55,36 @@ func TestAwaitFifoInitDies(t *testing.T) {
 		t.Fatal("awaitFifo succeeded for an init that never wrote")
 	}
 	t.Log(err)
+}
+
+// TestAwaitFifoExecFailed: text after the go-ahead byte is why the
+// process's execve failed. The container did start: one error record for
+// --log, and nothing on husk's stderr (the process printed it there).
+func TestAwaitFifoExecFailed(t *testing.T) {
+	defer logrus.SetOutput(logrus.StandardLogger().Out)
+	for _, toLog := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), fifoName)
+		if err := unix.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		logrus.SetOutput(os.Stderr)
+		if toLog {
+			logrus.SetOutput(&log)
+		}
+		cmd := exec.Command("sh", "-c", `exec 3>"$1"; printf 0 >&3; printf 'exec "/x": exec format error' >&3; exit 127`, "sh", path)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		err := awaitFifo(path, cmd.Process.Pid)
+		_ = cmd.Wait()
+		if err != nil {
+			t.Errorf("awaitFifo: %v", err)
+		}
+		if got := strings.Count(log.String(), `level=error msg="init: exec \"/x\": exec format error"`); toLog && got != 1 {
+			t.Errorf("log: %q, want one error record", log.String())
+		}
+	}
 }
 
 // awaitFifo opens the exec fifo and waits, as Start does.

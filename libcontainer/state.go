@@ -188,15 +188,24 @@ func decodePartial(data []byte, s *State) error {
 
 // execPartialConfig is configs.Config without what exec never reads: the
 // container's mounts, devices and hooks (create's), and the cgroup limits
-// (it joins the cgroups by their recorded paths). An exec's process,
-// seccomp, namespaces, ids and attributes are read; and an exec, which
-// changes no state, never saves it.
+// but the cpuset's CPUs (it joins the cgroups by their recorded paths). An
+// exec's process, seccomp, namespaces, ids and attributes are read; and an
+// exec, which changes no state, never saves it.
 type execPartialConfig struct {
 	*configs.Config
-	Mounts  skipped        `json:"mounts,omitempty"`
-	Devices skipped        `json:"devices,omitempty"`
-	Hooks   skipped        `json:"hooks,omitempty"`
-	Cgroup  *partialCgroup `json:"cgroup,omitempty"`
+	Mounts  skipped     `json:"mounts,omitempty"`
+	Devices skipped     `json:"devices,omitempty"`
+	Hooks   skipped     `json:"hooks,omitempty"`
+	Cgroup  *execCgroup `json:"cgroup,omitempty"`
+}
+
+// execCgroup is partialCgroup with the one limit an exec reads: the
+// cpuset's CPUs (a scheduler the kernel refuses then gets runc's words).
+type execCgroup struct {
+	cgroupFields
+	Resources struct {
+		CpusetCpus string `json:"cpuset_cpus"`
+	} `json:"resources"`
 }
 
 // decodeForExec is decodePartial for exec (execPartialConfig).
@@ -209,7 +218,12 @@ func decodeForExec(data []byte, s *State) error {
 		return err
 	}
 	if p.Config != nil {
-		s.Config = partialResult(p.Config.Config, p.Config.Cgroup)
+		var cg *partialCgroup
+		if c := p.Config.Cgroup; c != nil {
+			cg = &partialCgroup{cgroupFields: c.cgroupFields}
+			cg.cgroupFields.Resources.CpusetCpus = c.Resources.CpusetCpus
+		}
+		s.Config = partialResult(p.Config.Config, cg)
 	}
 	s.partial = true
 	return nil

@@ -58,8 +58,27 @@ int husk_set_affinity(const char *field, const uint64_t *mask, size_t words, cha
 			 list_bits(mask, words, list, sizeof(list)), husk_errtext(errno));
 		return -1;
 	}
-	husk_logf("debug", "%s: affinity: 0x%llx", field, (unsigned long long)mask[0]);
 	return 0;
+}
+
+/* Logs the CPU affinity the kernel gave us, as runc's "affinity: 0xMASK"
+ * (the first 64 CPUs), prefixed and followed by why; only under --debug,
+ * the one reason to ask. */
+void husk_log_affinity(const char *prefix, const char *why)
+{
+	unsigned long long mask = 0;
+	cpu_set_t set;
+
+	if (!husk_debug_on())
+		return;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		husk_logf("debug", "%saffinity: unknown: sched_getaffinity: %s", prefix, husk_errtext(errno));
+		return;
+	}
+	for (int i = 0; i < 64; i++)
+		if (CPU_ISSET(i, &set))
+			mask |= 1ULL << i;
+	husk_logf("debug", "%saffinity: 0x%llx (%s)", prefix, mask, why);
 }
 
 static int set_rlimits(struct husk_launch *l)
@@ -152,11 +171,17 @@ int husk_set_scheduler(struct husk_launch *l)
 		.size = sizeof(attr), .policy = s->policy, .flags = s->flags, .nice = s->nice,
 		.priority = s->priority, .runtime = s->runtime, .deadline = s->deadline, .period = s->period,
 	};
+	int err;
 
-	if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
-		return husk_launch_errf(l, "process.scheduler: sched_setattr(policy %u, priority %u, nice %d): %s",
-					s->policy, s->priority, s->nice, husk_errtext(errno));
-	return 0;
+	if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
+		return 0;
+	err = errno;
+	/* runc's words: with a cpuset, EPERM is most likely the kernel
+	 * refusing SCHED_DEADLINE to a task not allowed every CPU. */
+	return husk_launch_errf(l, "process.scheduler: sched_setattr(policy %u, priority %u, nice %d): %s%s",
+				s->policy, s->priority, s->nice, husk_errtext(err),
+				err == EPERM && s->cpuset ? ": process scheduler can't be used together with AllowedCPUs"
+							     " (linux.resources.cpu.cpus)" : "");
 }
 
 /*
@@ -181,9 +206,12 @@ int husk_set_attrs(struct husk_launch *l)
 	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, p->ioprio.class << IOPRIO_CLASS_SHIFT | p->ioprio.priority) < 0)
 		return husk_launch_errf(l, "process.ioPriority: ioprio_set(class %d, priority %d): %s",
 					p->ioprio.class, p->ioprio.priority, husk_errtext(errno));
-	if (p->affinity && husk_set_affinity("process.execCPUAffinity.final", p->affinity, p->affinity_words,
-					     l->err, sizeof(l->err)) < 0)
-		return -1;
+	if (p->affinity) {
+		if (husk_set_affinity("process.execCPUAffinity.final", p->affinity, p->affinity_words, l->err,
+				      sizeof(l->err)) < 0)
+			return -1;
+		husk_log_affinity("", "process.execCPUAffinity.final");
+	}
 	if (p->has_sched && !(l->forks && husk_sched_after_fork(p)) && husk_set_scheduler(l) < 0)
 		return -1;
 	return set_labels(l);

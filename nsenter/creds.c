@@ -17,9 +17,33 @@
 #include "launch.h"
 #include "nsexec.h"
 
+/* The capabilities by number, named as in config.json (and as
+ * libcontainer/caps names them: TestCapNames checks). */
+static const char *const cap_names[] = {
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN",
+	"CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON",
+	"CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+};
+
+const char *husk_cap_name(uint32_t v, char *buf, size_t n)
+{
+	if (v < sizeof(cap_names) / sizeof(cap_names[0]))
+		return cap_names[v];
+	snprintf(buf, n, "cap(%u)", v);
+	return buf;
+}
+
 static int drop_bounding(struct husk_launch *l)
 {
 	const struct husk_plan_caps *c = &l->plan->caps;
+
+	char name[16];
 
 	for (uint32_t v = 0; v <= c->last_cap; v++) {
 		if (c->bounding & (1ULL << v))
@@ -27,11 +51,11 @@ static int drop_bounding(struct husk_launch *l)
 		int in = prctl(PR_CAPBSET_READ, v, 0, 0, 0);
 
 		if (in < 0)
-			return husk_launch_errf(l, "process.capabilities.bounding: read capability %u from the bounding set: %s",
-						v, husk_errtext(errno));
+			return husk_launch_errf(l, "process.capabilities.bounding: read %s from the bounding set: %s",
+						husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
 		if (in && prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0)
-			return husk_launch_errf(l, "process.capabilities.bounding: drop capability %u from the bounding set: %s",
-						v, husk_errtext(errno));
+			return husk_launch_errf(l, "process.capabilities.bounding: drop %s from the bounding set: %s",
+						husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
 	}
 	return 0;
 }
@@ -61,6 +85,7 @@ static int set_capabilities(struct husk_launch *l)
 	const struct husk_plan_caps *c = &l->plan->caps;
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2];
+	char name[16];
 
 	for (int i = 0; i < 2; i++) {
 		data[i].effective = c->effective >> (32 * i);
@@ -71,10 +96,12 @@ static int set_capabilities(struct husk_launch *l)
 		return husk_launch_errf(l, "process.capabilities: capset: %s", husk_errtext(errno));
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && (errno != EINVAL || c->ambient))
 		return husk_launch_errf(l, "process.capabilities: clear the ambient set: %s", husk_errtext(errno));
-	/* The parent left out, with runc's warning, what cannot be raised. */
+	/* The parent left out, with runc's warning, what cannot be raised;
+	 * what the kernel still refuses gets the same words, as in runc. */
 	for (uint32_t v = 0; v <= c->last_cap; v++)
 		if ((c->ambient & (1ULL << v)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
-			husk_logf("warning", "can't raise ambient capability %u: %s", v, husk_errtext(errno));
+			husk_logf("warning", "can't raise ambient capability %s: %s (process.capabilities.ambient)",
+				  husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
 	return 0;
 }
 

@@ -70,10 +70,16 @@ int husk_env_fd(const char *name)
 	return v && *v ? atoi(v) : -1;
 }
 
+/* The parent logs debug lines (--debug: HUSK_ENV_LOGDEBUG set): only
+ * then is a debug line written, or anything done only to say it. */
+int husk_debug_on(void)
+{
+	return getenv(HUSK_ENV_LOGDEBUG) != NULL && husk_env_fd(HUSK_ENV_LOGPIPE) >= 0;
+}
+
 /*
  * husk_logf: one JSON line {"level":"...","msg":"..."} on the log pipe;
- * the parent re-logs it to --log in --log-format. Debug lines are written
- * only under the parent's --debug (HUSK_ENV_LOGDEBUG set).
+ * the parent re-logs it to --log in --log-format.
  */
 void husk_logf(const char *level, const char *fmt, ...)
 {
@@ -82,7 +88,7 @@ void husk_logf(const char *level, const char *fmt, ...)
 	size_t n;
 	va_list ap;
 
-	if (fd < 0 || (strcmp(level, "debug") == 0 && !getenv(HUSK_ENV_LOGDEBUG)))
+	if (fd < 0 || (strcmp(level, "debug") == 0 && !husk_debug_on()))
 		return;
 	n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"", level);
 	va_start(ap, fmt);

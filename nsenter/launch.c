@@ -21,8 +21,9 @@
  * (frames, its pipes to the forked process), sendmsg (a listener),
  * exit_group; the forked process close, read, setsid and ioctl (a
  * terminal), sched_setattr (SCHED_DEADLINE or SCHED_FLAG_RESET_ON_FORK),
- * execve (write and exit_group when it fails); a container's pid 1
- * sendmsg (a listener), write, close, openat (exec.fifo), execve. A
+ * execve (write, rt_sigprocmask and exit_group when it fails: run.c's
+ * exec_failed); a container's pid 1 sendmsg (a listener), write, close,
+ * openat (exec.fifo), execve (the same three when it fails). A
  * profile that kills on any of them kills the launcher, single-threaded,
  * at once: the parent names seccomp (libcontainer/spawn.go).
  */

@@ -95,10 +95,13 @@ int husk_launch_exec(struct husk_launch *l);
 int husk_launch_errf(struct husk_launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *husk_errtext(int err);
 int husk_set_affinity(const char *field, const uint64_t *mask, size_t words, char *err, size_t errlen);
+void husk_log_affinity(const char *prefix, const char *why); /* only under --debug */
 int husk_set_attrs(struct husk_launch *l);     /* attrs.c: rlimits .. LSM labels */
 int husk_set_scheduler(struct husk_launch *l); /* attrs.c */
 int husk_sched_after_fork(const struct husk_plan *p);
 int husk_set_credentials(struct husk_launch *l); /* creds.c */
+/* creds.c: capability v's name ("CAP_KILL"), or "cap(v)" in buf. */
+const char *husk_cap_name(uint32_t v, char *buf, size_t n);
 int husk_fill_home(struct husk_launch *l);       /* lookup.c */
 int husk_look_path(struct husk_launch *l);
 

@@ -632,16 +632,21 @@ func TestLaunchExec(t *testing.T) {
 	// Refused after the fork (the forked process sets a SCHED_DEADLINE
 	// scheduler itself, which a process without CAP_SYS_NICE may not):
 	// PID, then ERROR, and the process is gone.
+	// EPERM with a cpuset limit gets runc's words too.
 	plan.Cwd = "/"
-	plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7}
-	p = startInit(t, execMessage(t, plan))
-	p.pid = p.recvPid(bootstrap.SyncPid)
-	if msg := string(p.recv(bootstrap.SyncError)); !strings.Contains(msg, "process.scheduler: sched_setattr(policy 6") {
-		t.Errorf("error %q", msg)
+	for _, cpuset := range []bool{false, true} {
+		plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7, Cpuset: cpuset}
+		p = startInit(t, execMessage(t, plan))
+		p.pid = p.recvPid(bootstrap.SyncPid)
+		msg := string(p.recv(bootstrap.SyncError))
+		runcs := strings.HasSuffix(msg, ": operation not permitted: process scheduler can't be used together with AllowedCPUs (linux.resources.cpu.cpus)")
+		if !strings.HasPrefix(msg, "process.scheduler: sched_setattr(policy 6") || runcs != cpuset {
+			t.Errorf("with a cpuset %v: error %q", cpuset, msg)
+		}
+		_ = p.cmd.Wait() // the launcher: then the process is ours to reap
+		if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 127 {
+			t.Errorf("the forked process: %v, status %v, want exit 127", err, ws)
+		}
+		p.pid = 0
 	}
-	_ = p.cmd.Wait() // the launcher: then the process is ours to reap
-	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 127 {
-		t.Errorf("the forked process: %v, status %v, want exit 127", err, ws)
-	}
-	p.pid = 0
 }

@@ -232,6 +232,11 @@ static void set_initial_affinity(const struct husk_bootstrap *b)
 	if (b->affinity && husk_set_affinity("process.execCPUAffinity.initial", b->affinity,
 					     b->affinity_words, err, sizeof(err)) < 0)
 		husk_fail("%s", err);
+	/* runc's "affinity: 0xMASK" at nsexec's start: the initial CPUs. */
+	husk_log_affinity("nsexec: ", b->affinity ? "process.execCPUAffinity.initial, after a reset of the CPU "
+						    "affinity inherited from husk's caller"
+						  : "reset the CPU affinity inherited from husk's caller to every CPU of "
+						    "the container's cpuset");
 }
 
 static void setup_namespaces(const struct husk_bootstrap *b, int timens_fd)
@@ -268,6 +273,7 @@ void husk_nsexec(void)
 	 * would fail, and kill us, after execve's point of no return). */
 	if (husk_send_frame(HUSK_SYNC_HELLO, NULL, 0) < 0)
 		die("send HELLO: %s", strerror(errno));
+	debugf("=> nsexec container setup: %s", exec ? "an exec" : "a container's init");
 
 	msg = read_bootstrap(&len);
 	if (husk_parse_bootstrap(msg, len, &b, err, sizeof(err)) < 0)
@@ -297,6 +303,8 @@ void husk_nsexec(void)
 	}
 	setup_namespaces(&b, timens_fd);
 	husk_bootstrap_free(&b);
+	debugf("<= nsexec container setup: %s", exec ? "the launcher sets the process up here, then forks it"
+						      : "forking the container's pid 1");
 	if (exec)
 		husk_run_exec(&l);
 

@@ -61,7 +61,8 @@ void husk_bootstrap_free(struct husk_bootstrap *b);
  * husk_read reads exactly n bytes or fails; husk_read_frame reads a frame
  * of type want, at most max bytes (malloc'd); husk_expect one without a
  * payload (no malloc: it is read after the filter); husk_logf writes one JSON
- * log line at level to the log pipe; husk_mark a trace record;
+ * log line at level to the log pipe (debug lines only when husk_debug_on:
+ * the parent logs them); husk_mark a trace record;
  * husk_env_fd is the fd an environment variable names, or -1;
  * husk_close_stray_fds closes every fd from the init socket up but init's
  * own, which it makes close-on-exec.
@@ -74,6 +75,7 @@ void husk_read(void *buf, size_t n, const char *what);
 char *husk_read_frame(uint32_t want, uint32_t max, uint32_t *len);
 void husk_expect(uint32_t want); /* a frame of type want without payload */
 void husk_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int husk_debug_on(void);
 void husk_mark(const char *phase);
 int husk_env_fd(const char *name);
 void husk_close_stray_fds(void);

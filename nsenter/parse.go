@@ -108,7 +108,8 @@ func ParsePlan(b []byte) (*bootstrap.Plan, error) {
 	if pl.has_sched != 0 {
 		s := pl.sched
 		p.Sched = &bootstrap.PlanSched{Policy: uint32(s.policy), Nice: int32(s.nice), Priority: uint32(s.priority),
-			Flags: uint64(s.flags), Runtime: uint64(s.runtime), Deadline: uint64(s.deadline), Period: uint64(s.period)}
+			Cpuset: s.cpuset != 0, Flags: uint64(s.flags), Runtime: uint64(s.runtime), Deadline: uint64(s.deadline),
+			Period: uint64(s.period)}
 	}
 	if pl.listener_msg != nil {
 		p.Listener = &bootstrap.PlanListener{Msg: C.GoBytes(unsafe.Pointer(pl.listener_msg), C.int(pl.listener_len))}
@@ -135,4 +136,11 @@ func u64Slice[T any](p *T, n int) []uint64 {
 	out := make([]uint64, n)
 	copy(out, unsafe.Slice((*uint64)(unsafe.Pointer(p)), n))
 	return out
+}
+
+// CapName is the launcher's name for capability v (creds.c), so tests can
+// check it against libcontainer/caps.
+func CapName(v uint32) string {
+	var buf [16]C.char
+	return C.GoString(C.husk_cap_name(C.uint32_t(v), &buf[0], C.size_t(len(buf))))
 }

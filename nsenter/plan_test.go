@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/caps"
 )
 
 func fullPlan() *bootstrap.Plan {
@@ -23,7 +24,7 @@ func fullPlan() *bootstrap.Plan {
 		Affinity:    []uint64{0x3, 1 << 63},
 		MemPolicy:   &bootstrap.PlanMemPolicy{Mode: 2, Flags: 1 << 15, Nodes: []uint64{1}},
 		Personality: &pers, IOPrio: &bootstrap.PlanIOPrio{Class: 2, Priority: 6},
-		Sched:    &bootstrap.PlanSched{Policy: 6, Nice: -3, Priority: 9, Flags: 1, Runtime: 10, Deadline: 20, Period: 30},
+		Sched:    &bootstrap.PlanSched{Policy: 6, Nice: -3, Priority: 9, Cpuset: true, Flags: 1, Runtime: 10, Deadline: 20, Period: 30},
 		AppArmor: "husk-default", SELinux: "system_u:system_r:container_t:s0",
 		Listener: &bootstrap.PlanListener{Msg: []byte(`{"pid":,"x":{"pid":}}`), PidAt: []uint32{7, 19}},
 		TTY:      &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 33, Cols: 101},
@@ -159,4 +160,14 @@ func FuzzParseExecPlan(f *testing.F) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", back, p)
 		}
 	})
+}
+
+// TestCapNames: the launcher names each capability as config.json and
+// libcontainer/caps do, and one it does not know as "cap(N)".
+func TestCapNames(t *testing.T) {
+	for v := 0; v < 64; v++ {
+		if got, want := CapName(uint32(v)), caps.Name(v); got != want {
+			t.Errorf("capability %d: launcher says %q, caps.Name %q", v, got, want)
+		}
+	}
 }

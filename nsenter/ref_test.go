@@ -171,7 +171,7 @@ func refFixed(p *bootstrap.Plan, typ uint32, v []byte) error {
 		p.IOPrio = &bootstrap.PlanIOPrio{Class: int32(u32(0)), Priority: int32(u32(4))}
 	case bootstrap.RecSched:
 		p.Sched = &bootstrap.PlanSched{Policy: u32(0), Nice: int32(u32(4)), Priority: u32(8),
-			Flags: u64(16), Runtime: u64(24), Deadline: u64(32), Period: u64(40)}
+			Cpuset: u32(12) != 0, Flags: u64(16), Runtime: u64(24), Deadline: u64(32), Period: u64(40)}
 	case bootstrap.RecTTY:
 		f := u32(0)
 		p.TTY = &bootstrap.PlanTTY{Open: f&1 != 0, HasSize: f&2 != 0,
@@ -299,7 +299,7 @@ func planFrom(b []byte) *bootstrap.Plan {
 	}
 	if on() {
 		p.Sched = &bootstrap.PlanSched{Policy: s.u32(), Nice: int32(s.u32()), Priority: s.u32(),
-			Flags: s.u64(), Runtime: s.u64(), Deadline: s.u64(), Period: s.u64()}
+			Cpuset: s.u32()%2 == 1, Flags: s.u64(), Runtime: s.u64(), Deadline: s.u64(), Period: s.u64()}
 	}
 	if on() {
 		p.AppArmor, p.SELinux = s.str(1, 8), s.str(1, 8)

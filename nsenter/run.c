@@ -45,6 +45,33 @@ static void must_pipe(int p[2])
 		husk_fail("nsexec: pipe: %s", strerror(errno));
 }
 
+/*
+ * An execve that failed, after the PATH lookup checked the file (a
+ * missing interpreter, a bad ELF): one line on the process's stderr,
+ * where the user and the container's log see it, then the same text for
+ * --log (the parent never repeats it on husk's stderr): on exec.fifo for
+ * a container's init (fifo; `husk start` reads it until our end closes),
+ * else as an error record on the log pipe (an exec: read while the
+ * parent waits, gone after exec -d). SIGPIPE is blocked first: a reader
+ * already gone makes that write EPIPE, not our death. Exit 127, as a
+ * shell's.
+ */
+static void __attribute__((noreturn)) exec_failed(struct husk_launch *l, int fifo)
+{
+	sigset_t pipe;
+
+	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &pipe, NULL) < 0)
+		_exit(127); /* the line is all there is */
+	if (fifo < 0)
+		husk_logf("error", "%s", l->err);
+	else if (write(fifo, l->err, strlen(l->err)) < 0)
+		_exit(127); /* start is gone: the line is all there is */
+	_exit(127);
+}
+
 /* The forked process of an exec: waits for the first process's go, does
  * what only it can (the controlling tty, a scheduler lost by a fork), says
  * so on the status pipe (one NUL byte, or its error) and execs. An execve
@@ -67,8 +94,7 @@ static void exec_child(struct husk_launch *l, int gate, int status)
 	if (write(status, "", 1) != 1)
 		_exit(126);
 	husk_launch_exec(l);
-	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
-	_exit(127);
+	exec_failed(l, -1);
 }
 
 void husk_run_exec(struct husk_launch *l)
@@ -79,6 +105,7 @@ void husk_run_exec(struct husk_launch *l)
 	ssize_t n;
 	pid_t pid;
 
+	husk_logf("debug", "launcher: child process in init(): an exec of \"%s\"", l->plan->argv[0]);
 	/* Before the process's rlimits: RLIMIT_NOFILE may leave no room. */
 	must_pipe(gate);
 	must_pipe(status);
@@ -196,14 +223,15 @@ static int open_fifo_dir(int root)
 	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Blocks opening exec.fifo until `husk start` opens it, then says go. */
-static void wait_for_start(struct husk_launch *l, int dir)
+/* Blocks opening exec.fifo until `husk start` opens it, then says go;
+ * returns the fifo, open until execve, or -1 when there is none. */
+static int wait_for_start(struct husk_launch *l, int dir)
 {
 	char path[32];
 	int fd = husk_env_fd(HUSK_ENV_FIFOFD), fifo;
 
 	if (fd < 0)
-		return;
+		return -1;
 	/* Reopen through /proc (the O_PATH fd was opened on the host side):
 	 * the container's, else the one kept from before the root. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -215,6 +243,7 @@ static void wait_for_start(struct husk_launch *l, int dir)
 	}
 	if (dir >= 0)
 		close(dir);
+	return fifo;
 }
 
 /* Our pid in the runtime's pid namespace, from its /proc (for the
@@ -232,9 +261,11 @@ static pid_t host_pid(void)
 
 void husk_run_init(struct husk_launch *l)
 {
-	int ch[2], root, slave, st, fifo_dir;
+	int ch[2], root, slave, st, fifo_dir, fifo;
 	pid_t go, self;
 
+	husk_logf("debug", "launcher: child process in init(): the container's pid 1, to run \"%s\"",
+		  l->plan->argv[0]);
 	/* Our cwd is the caller's: pivot_root moves only what is at the old
 	 * root, and nothing of the host may stay with pid 1. */
 	if (chdir("/") < 0)
@@ -264,9 +295,8 @@ void husk_run_init(struct husk_launch *l)
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		_exit(1);
 	close(husk_initpipe);
-	wait_for_start(l, fifo_dir);
+	fifo = wait_for_start(l, fifo_dir);
 	husk_mark("execve");
 	husk_launch_exec(l);
-	dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
-	_exit(127);
+	exec_failed(l, fifo);
 }

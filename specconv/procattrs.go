@@ -167,14 +167,18 @@ func (c *converter) memoryPolicy() error {
 	if err != nil {
 		return mpolErrorf(f+".nodes", "nodes", "%v", err)
 	}
+	// runc's words after husk's: "memory policy mode requires 0 nodes
+	// but got 8", the count of nodes listed.
 	switch m.Mode {
 	case specs.MpolDefault, specs.MpolLocal:
 		if len(nodes) > 0 {
-			return mpolErrorf(f+".nodes", "nodes", "must be empty for %s, got %q", m.Mode, m.Nodes)
+			return mpolErrorf(f+".nodes", "nodes", "must be empty for %s, got %q: memory policy mode requires 0 nodes but got %d",
+				m.Mode, m.Nodes, len(nodes))
 		}
 	case specs.MpolBind, specs.MpolInterleave, specs.MpolPreferredMany, specs.MpolWeightedInterleave:
 		if len(nodes) == 0 {
-			return mpolErrorf(f+".nodes", "nodes", "must not be empty for %s", m.Mode)
+			return mpolErrorf(f+".nodes", "nodes", "must not be empty for %s: memory policy mode requires at least one node but got 0",
+				m.Mode)
 		}
 	}
 	out := &configs.MemoryPolicy{Mode: mode, Nodes: nodes}

@@ -105,10 +105,10 @@ func TestProcAttrErrors(t *testing.T) {
 		{`linux.memoryPolicy.nodes: invalid memory policy nodes: bad list "0-x": "x" is not a number`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind, Nodes: "0-x"}
 		}},
-		{"linux.memoryPolicy.nodes: invalid memory policy nodes: must not be empty for MPOL_BIND", func(s *specs.Spec) {
+		{"linux.memoryPolicy.nodes: invalid memory policy nodes: must not be empty for MPOL_BIND: memory policy mode requires at least one node but got 0", func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolBind}
 		}},
-		{`linux.memoryPolicy.nodes: invalid memory policy nodes: must be empty for MPOL_LOCAL, got "0"`, func(s *specs.Spec) {
+		{`linux.memoryPolicy.nodes: invalid memory policy nodes: must be empty for MPOL_LOCAL, got "0": memory policy mode requires 0 nodes but got 1`, func(s *specs.Spec) {
 			s.Linux.MemoryPolicy = &specs.LinuxMemoryPolicy{Mode: specs.MpolLocal, Nodes: "0"}
 		}},
 		{`linux.memoryPolicy.flags[0]: invalid memory policy flag: unknown "MPOL_F_FAST"`, func(s *specs.Spec) {

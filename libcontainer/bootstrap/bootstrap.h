@@ -113,7 +113,9 @@ struct husk_plan_ioprio {
 struct husk_plan_sched { /* sched_setattr(2) */
 	uint32_t policy;
 	int32_t nice;
-	uint32_t priority, pad;
+	uint32_t priority;
+	uint32_t cpuset; /* 1: linux.resources.cpu.cpus is set (for runc's
+	                    words when the kernel refuses: EPERM) */
 	uint64_t flags, runtime, deadline, period;
 };
 #define HUSK_TTY_OPEN 1 /* make the pty (exec); else init already did */

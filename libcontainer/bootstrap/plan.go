@@ -121,11 +121,14 @@ type PlanMemPolicy struct {
 // PlanIOPrio is process.ioPriority.
 type PlanIOPrio struct{ Class, Priority int32 }
 
-// PlanSched is process.scheduler, as sched_setattr(2) takes it.
+// PlanSched is process.scheduler, as sched_setattr(2) takes it; Cpuset
+// says the container has linux.resources.cpu.cpus (a refusal then gets
+// runc's words).
 type PlanSched struct {
 	Policy                           uint32
 	Nice                             int32
 	Priority                         uint32
+	Cpuset                           bool
 	Flags, Runtime, Deadline, Period uint64
 }
 
@@ -185,7 +188,11 @@ func (p *Plan) Encode() ([]byte, error) {
 		e.add(RecIOPrio, u32s([]uint32{uint32(io.Class), uint32(io.Priority)}))
 	}
 	if s := p.Sched; s != nil {
-		b := u32s([]uint32{s.Policy, uint32(s.Nice), s.Priority, 0})
+		var cpuset uint32
+		if s.Cpuset {
+			cpuset = 1
+		}
+		b := u32s([]uint32{s.Policy, uint32(s.Nice), s.Priority, cpuset})
 		e.add(RecSched, u64s(b, s.Flags, s.Runtime, s.Deadline, s.Period))
 	}
 	if p.AppArmor != "" {

@@ -115,6 +115,9 @@
 //	                                        to read (start has run the
 //	                                        startContainer hooks by then)
 //	8     launcher      FifoGo              in one write; it execs the process
+//	9     launcher      why execve failed   only if it did, in one write
+//	                                        (`start` logs it to --log; the
+//	                                        process's stderr has it too)
 package bootstrap
 
 // #include "bootstrap.h"

@@ -167,9 +167,10 @@ func (e *errGone) Error() string {
 	return e.stage + " exited without reporting an error (see its output above)"
 }
 
-// forwardLogs re-logs init's JSON log lines at their level.
+// forwardLogs re-logs init's JSON log lines at their level. An error
+// record is the launcher's failed execve (see logExecFailed).
+// The caller counts it in forwarding first.
 func forwardLogs(r io.ReadCloser) {
-	forwarding.Add(1)
 	defer forwarding.Done()
 	defer r.Close()
 	sc := bufio.NewScanner(r)
@@ -190,7 +191,20 @@ func forwardLogs(r io.ReadCloser) {
 		if err != nil {
 			lvl = logrus.InfoLevel
 		}
+		if lvl <= logrus.ErrorLevel {
+			logExecFailed(e.Msg)
+			continue
+		}
 		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
+	}
+}
+
+// logExecFailed logs why the process's execve failed, which the launcher
+// has also printed on the process's stderr: one error record in --log,
+// nothing more on husk's stderr (where logrus writes without --log).
+func logExecFailed(why string) {
+	if logrus.StandardLogger().Out != os.Stderr {
+		logrus.Error("init: " + why)
 	}
 }
 

@@ -111,7 +111,8 @@ func planAttrs(cfg *configs.Config, plan *bootstrap.Plan) error {
 	}
 	if s := p.Scheduler; s != nil {
 		plan.Sched = &bootstrap.PlanSched{Policy: s.Policy, Nice: s.Nice, Priority: s.Priority,
-			Flags: s.Flags, Runtime: s.Runtime, Deadline: s.Deadline, Period: s.Period}
+			Cpuset: cfg.Cgroup != nil && cfg.Cgroup.Resources.CpusetCpus != "",
+			Flags:  s.Flags, Runtime: s.Runtime, Deadline: s.Deadline, Period: s.Period}
 	}
 	return nil
 }

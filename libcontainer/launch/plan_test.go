@@ -51,6 +51,19 @@ func TestPlanEnv(t *testing.T) {
 	}
 }
 
+// The scheduler's record says whether the container has a cpuset limit:
+// the launcher then words a refusal as runc does.
+func TestPlanSchedCpuset(t *testing.T) {
+	for _, cpus := range []string{"", "0"} {
+		cfg := config(&configs.Process{Scheduler: &configs.Scheduler{Policy: unix.SCHED_DEADLINE}})
+		cfg.Cgroup = &configs.Cgroup{Resources: configs.Resources{CpusetCpus: cpus}}
+		p, err := NewPlan(cfg, Options{})
+		if err != nil || p.Sched == nil || p.Sched.Cpuset != (cpus != "") {
+			t.Errorf("cpus %q: plan %+v, %v", cpus, p.Sched, err)
+		}
+	}
+}
+
 // uid, gid and every additional gid outside 0-2147483647 are refused with
 // runc's words, naming the field and the value.
 func TestPlanIDs(t *testing.T) {

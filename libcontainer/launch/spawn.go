@@ -112,6 +112,7 @@ func Start(r *Request) (int, error) {
 		}
 		return 0, fmt.Errorf("start husk init: %w", err)
 	}
+	forwarding.Add(1) // before the goroutine runs: Wait may come first
 	go forwardLogs(logR)
 	trace.Mark("spawn")
 	pid, err := r.converse(sock, cmd.pid, born, msg, view.seal)

@@ -172,7 +172,7 @@ debug_log_has() {
 	run -0 husk --debug --log "$TEST_DIR/run.log" --log-format text run --bundle "$BUNDLE" "$id" </dev/null
 	local w
 	for w in 'level=debug msg="namespaces: join [], make [' 'level=debug msg="exe protection:' \
-		'level=debug msg="init: reset the CPU affinity' 'level=debug msg="init: seccomp filter flags: 2' \
+		'level=debug msg="init: nsexec: affinity: 0x' 'reset the CPU affinity' 'level=debug msg="init: seccomp filter flags: 2' \
 		'SECCOMP_FILTER_FLAG_LOG' 'level=debug msg="run startContainer hook #0: /bin/true' \
 		'level=debug msg="init: closing the pipe to signal completion: execs \"/bin/true\" on start"'; do
 		grep -qF -- "$w" "$TEST_DIR/run.log" || fail "no '$w' in run.log: $(cat "$TEST_DIR/run.log")"
