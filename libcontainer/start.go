@@ -179,7 +179,7 @@ func (f *execFifo) close() {
 // until init's end of the fifo closes: it is close-on-exec, so the
 // process has been exec'd (or init is gone) when it does, and the
 // poststart hooks may run. Text after the byte says why the execve
-// failed: the container started, its process exits 127 (logExecFailed).
+// failed: the container started, its process exits 127 (launch.LogExecFailed).
 func (f *execFifo) await() error {
 	fds := []unix.PollFd{{Fd: int32(f.fifo), Events: unix.POLLIN}, {Fd: int32(f.pidfd), Events: unix.POLLIN}}
 	started := false
@@ -202,7 +202,7 @@ func (f *execFifo) await() error {
 					started, msg = true, msg[1:]
 				}
 				if len(msg) > 0 {
-					logExecFailed(string(msg))
+					launch.LogExecFailed(string(msg))
 				}
 			}
 		}

@@ -168,7 +168,7 @@ func (e *errGone) Error() string {
 }
 
 // forwardLogs re-logs init's JSON log lines at their level. An error
-// record is the launcher's failed execve (see logExecFailed).
+// record is the launcher's failed execve (see LogExecFailed).
 // The caller counts it in forwarding first.
 func forwardLogs(r io.ReadCloser) {
 	defer forwarding.Done()
@@ -192,17 +192,17 @@ func forwardLogs(r io.ReadCloser) {
 			lvl = logrus.InfoLevel
 		}
 		if lvl <= logrus.ErrorLevel {
-			logExecFailed(e.Msg)
+			LogExecFailed(e.Msg)
 			continue
 		}
 		logrus.StandardLogger().Log(lvl, "init: "+e.Msg)
 	}
 }
 
-// logExecFailed logs why the process's execve failed, which the launcher
+// LogExecFailed logs why the process's execve failed, which the launcher
 // has also printed on the process's stderr: one error record in --log,
 // nothing more on husk's stderr (where logrus writes without --log).
-func logExecFailed(why string) {
+func LogExecFailed(why string) {
 	if logrus.StandardLogger().Out != os.Stderr {
 		logrus.Error("init: " + why)
 	}
