@@ -53,11 +53,11 @@ func (c *Container) Checkpoint(o *criu.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.ImagePath, 0o700); err != nil {
-		return fmt.Errorf("--image-path %s: %w", o.ImagePath, err)
-	}
 	if err := o.CheckParent(); err != nil {
 		return err
+	}
+	if err := os.MkdirAll(o.ImagePath, 0o700); err != nil {
+		return fmt.Errorf("--image-path %s: %w", o.ImagePath, err)
 	}
 	images, work, err := openCriuDirs(o)
 	if err != nil {
