@@ -80,7 +80,7 @@ func (c *Container) Checkpoint(o *criu.Options) error {
 	if o.PreDump {
 		kind = rpc.CriuReqType_PRE_DUMP
 	} else {
-		opts.ExtMnt = dumpExternalMounts(cfg, c.State.InitPid)
+		opts.ExtMnt = externalMounts(cfg, c.State.InitPid)
 		if err := writeDescriptors(o.ImagePath, c.State.InitPid); err != nil {
 			return err
 		}
@@ -209,28 +209,40 @@ func externalNamespaces(cfg *configs.Config, opts *rpc.CriuOpts) error {
 	return nil
 }
 
-// dumpExternalMounts are the container's mounts from outside it, keyed
-// by destination: binds, device nodes, and masked files (bound over with
-// /dev/null). A masked directory is a tmpfs, which CRIU dumps itself.
-func dumpExternalMounts(cfg *configs.Config, pid int) []*rpc.ExtMountMap {
+// externalMounts are the container's mounts from outside it, keyed by
+// their destination: binds, device nodes, and masked files (bound over
+// with /dev/null; a masked directory is a tmpfs, which CRIU dumps
+// itself). For a dump (pid, the init whose masked paths are looked at)
+// each maps to itself; for a restore (pid 0) to its source now.
+func externalMounts(cfg *configs.Config, pid int) []*rpc.ExtMountMap {
 	var ext []*rpc.ExtMountMap
 	add := func(key, val string) {
 		ext = append(ext, &rpc.ExtMountMap{Key: proto.String(key), Val: proto.String(val)})
 	}
 	for _, m := range cfg.Mounts {
-		if m.Device == "bind" {
+		if m.Device != "bind" {
+			continue
+		}
+		if pid > 0 {
 			add(m.Destination, m.Destination)
+		} else {
+			add(m.Destination, m.Source)
 		}
 	}
 	for _, d := range cfg.Devices {
 		add(d.Path, d.Path)
 	}
+	if pid == 0 {
+		if len(cfg.MaskPaths) > 0 {
+			add("/dev/null", "/dev/null")
+		}
+		return ext
+	}
 	for _, p := range cfg.MaskPaths {
 		st, err := os.Stat(fmt.Sprintf("/proc/%d/root%s", pid, filepath.Clean("/"+p)))
-		if err != nil || st.IsDir() {
-			continue
+		if err == nil && !st.IsDir() {
+			add(p, "/dev/null")
 		}
-		add(p, "/dev/null")
 	}
 	return ext
 }

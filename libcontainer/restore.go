@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/checkpoint-restore/go-criu/v7/rpc"
 	"github.com/husk-runtime/husk/libcontainer/cni"
@@ -45,18 +43,12 @@ type RestoreOpts struct {
 // into them. It returns the container running. On any failure everything
 // it made is undone.
 func Restore(o RestoreOpts) (*Container, error) {
-	if err := checkID(o.ID); err != nil {
+	network, err := checkNew(o.ID, o.Config)
+	if err != nil {
 		return nil, err
-	}
-	if err := configs.Validate(o.Config); err != nil {
-		return nil, ConfigError(err)
 	}
 	if err := checkRestoreConfig(o); err != nil {
 		return nil, err
-	}
-	network, err := cni.ForConfig(o.Config)
-	if err != nil {
-		return nil, ConfigError(err)
 	}
 	if err := o.Criu.Check(); err != nil {
 		return nil, err
@@ -74,22 +66,10 @@ func Restore(o RestoreOpts) (*Container, error) {
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(o.Root, 0o711); err != nil {
-		return nil, fmt.Errorf("create root %s: %w", o.Root, err)
-	}
-	dir := filepath.Join(o.Root, o.ID)
-	if err := os.Mkdir(dir, 0o711); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, restoreOnto(o.Root, o.ID)
-		}
-		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
-	}
-	lock, err := lockDir(dir)
+	c, err := newContainer(o.Root, o.ID, func() error { return restoreOnto(o.Root, o.ID) })
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	c := &Container{ID: o.ID, dir: dir, lock: lock}
 	if err := c.restore(o, network, binary, stdio); err != nil {
 		c.undoCreate()
 		return nil, fmt.Errorf("restore container %s: %w", o.ID, err)
@@ -143,27 +123,14 @@ func readDescriptors(images string) ([]string, error) {
 }
 
 func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, fds []string) error {
-	cfg := o.Config
-	if network != nil {
-		netns, err := c.attachNetwork(network, o.CNI)
-		if err != nil {
-			return err
-		}
-		cfg = withNetns(cfg, netns)
-	}
-	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
-	c.State = &State{
-		OCIVersion: cfg.OCIVersion, ID: o.ID, Bundle: o.Bundle, Rootfs: cfg.Rootfs,
-		Created: time.Now().UTC(), Owner: ownerName(), Annotations: cfg.Annotations, Config: cfg,
-	}
-	cg, err := o.Rootless.cgroups(cfg, o.ID)
+	cfg, err := c.attachNetwork(o.Config, network, o.CNI)
 	if err != nil {
 		return err
 	}
-	if cg != nil {
-		c.State.CgroupPaths = cg.Paths()
-	}
-	if err := saveState(c.dir, c.State); err != nil {
+	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
+	c.State = newState(o.ID, o.Bundle, cfg)
+	cg, err := c.recordCgroups(cfg, o.Rootless)
+	if err != nil {
 		return err
 	}
 	place, err := placeCgroups(cg, cfg, o.Rootless)
@@ -188,7 +155,7 @@ func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, 
 	if err := rootfs.Mountpoints(cfg); err != nil {
 		return err
 	}
-	opts.ExtMnt = restoreExternalMounts(cfg)
+	opts.ExtMnt = externalMounts(cfg, 0)
 	extra, err := restoreNamespaces(cfg, opts)
 	defer closeFiles(extra)
 	if err != nil {
@@ -287,27 +254,6 @@ func criuRoot(dir, rootfsPath string) (string, func(), error) {
 	}, nil
 }
 
-// restoreExternalMounts maps the external mounts a dump named to their
-// sources now: binds and devices, and /dev/null for masked files.
-func restoreExternalMounts(cfg *configs.Config) []*rpc.ExtMountMap {
-	var ext []*rpc.ExtMountMap
-	add := func(key, val string) {
-		ext = append(ext, &rpc.ExtMountMap{Key: proto.String(key), Val: proto.String(val)})
-	}
-	for _, m := range cfg.Mounts {
-		if m.Device == "bind" {
-			add(m.Destination, m.Source)
-		}
-	}
-	for _, d := range cfg.Devices {
-		add(d.Path, d.Path)
-	}
-	if len(cfg.MaskPaths) > 0 {
-		add("/dev/null", "/dev/null")
-	}
-	return ext
-}
-
 // restoreNamespaces gives CRIU the namespaces the container joins by
 // path: the network and pid ones as inherited fds (CRIU's fds 4, 5, …,
 // the external namespaces of the dump), the others to join.
@@ -344,8 +290,13 @@ func cgroupRoots(pid int) ([]*rpc.CgroupRoot, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCgroupRoots(string(data)), nil
+}
+
+// parseCgroupRoots reads a /proc/PID/cgroup file: HIERARCHY:CONTROLLERS:PATH.
+func parseCgroupRoots(data string) []*rpc.CgroupRoot {
 	var roots []*rpc.CgroupRoot
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 {
 			continue
@@ -354,7 +305,7 @@ func cgroupRoots(pid int) ([]*rpc.CgroupRoot, error) {
 			roots = append(roots, &rpc.CgroupRoot{Ctrl: proto.String(ctrl), Path: proto.String(f[2])})
 		}
 	}
-	return roots, nil
+	return roots
 }
 
 // withRestoredNamespaces is cfg with every namespace the restored init

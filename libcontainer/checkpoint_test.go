@@ -1,0 +1,76 @@
+package libcontainer
+
+import (
+	"os"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+)
+
+// runc's keys: images runc made restore with husk, and the other way.
+func TestExternalKey(t *testing.T) {
+	if k := externalKey(configs.NEWNET); k != "extRootNetNS" {
+		t.Errorf("net: %q", k)
+	}
+	if k := externalKey(configs.NEWPID); k != "extRootPidNS" {
+		t.Errorf("pid: %q", k)
+	}
+}
+
+func TestParseCgroupRoots(t *testing.T) {
+	roots := parseCgroupRoots("12:cpu,cpuacct:/husk/c1\n1:name=systemd:/husk/c1\n0::/husk/c1\n")
+	var got []string
+	for _, r := range roots {
+		got = append(got, r.GetCtrl()+"="+r.GetPath())
+	}
+	want := []string{"cpu=/husk/c1", "cpuacct=/husk/c1", "name=systemd=/husk/c1", "=/husk/c1"}
+	if len(got) != len(want) {
+		t.Fatalf("roots %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("root %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// A process in husk's own namespaces adds none; the config's are kept.
+func TestWithRestoredNamespaces(t *testing.T) {
+	cfg := &configs.Config{Namespaces: []configs.Namespace{{Type: configs.NEWNET, Path: "/run/netns/x"}}}
+	out := withRestoredNamespaces(cfg, os.Getpid())
+	if len(out.Namespaces) != 1 || out.Namespaces[0].Path != "/run/netns/x" {
+		t.Errorf("namespaces %+v", out.Namespaces)
+	}
+	if &out.Namespaces[0] == &cfg.Namespaces[0] {
+		t.Error("the config's namespaces were not copied")
+	}
+}
+
+// externalMounts names binds, devices and masked files (not dirs).
+func TestDumpExternalMounts(t *testing.T) {
+	cfg := &configs.Config{
+		Mounts:    []*configs.Mount{{Source: "/src", Destination: "/data", Device: "bind"}, {Destination: "/tmp", Device: "tmpfs"}},
+		Devices:   []*configs.Device{{Path: "/dev/fuse"}},
+		MaskPaths: []string{"/proc/version", "/proc/sys", "/nonexistent"},
+	}
+	got := map[string]string{}
+	for _, m := range externalMounts(cfg, os.Getpid()) {
+		got[m.GetKey()] = m.GetVal()
+	}
+	want := map[string]string{"/data": "/data", "/dev/fuse": "/dev/fuse", "/proc/version": "/dev/null"}
+	if len(got) != len(want) {
+		t.Errorf("external mounts %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+	back := map[string]string{}
+	for _, m := range externalMounts(cfg, 0) {
+		back[m.GetKey()] = m.GetVal()
+	}
+	if back["/data"] != "/src" || back["/dev/null"] != "/dev/null" {
+		t.Errorf("restore's external mounts %v", back)
+	}
+}
