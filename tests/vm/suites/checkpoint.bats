@@ -125,8 +125,8 @@ rs() {
 	assert_pid_gone "$pid"
 }
 
-@test "checkpoint: --leave-running keeps the container; a restore starts from the snapshot; org.criu.config is read" {
-	local id before after next
+@test "checkpoint: --leave-running keeps the container; a foreground restore starts from the snapshot and exits with its status; org.criu.config is read" {
+	local id before after next rpid rc=0
 	# CRIU's settings from the annotation's file override husk's.
 	echo "log-file ck-custom.log" >"$TEST_DIR/criu.conf"
 	update_config --arg f "$TEST_DIR/criu.conf" '.annotations["org.criu.config"] = $f'
@@ -140,13 +140,21 @@ rs() {
 	wait_lines "$((before + 3))"
 	husk delete --force "$id"
 	after="$(lines)"
-	rs "$id"
+	# In the foreground, as run: restore waits, and exits with the status.
+	husk restore --bundle "$BUNDLE" --image-path "$TEST_DIR/img" "$id" </dev/null >/dev/null 2>&1 3>&- &
+	rpid=$!
+	track_bg "$rpid"
 	wait_lines "$after"
 	next="$(sed -n "$((after + 1))p" "$COUNT")"
 	# From the snapshot: past what was written before it, not from 1, and
 	# not after what the first container wrote.
 	[ "$next" -gt "$before" ] && [ "$next" -le "$after" ] ||
 		fail "restored counter wrote $next; snapshot after $before lines, $after written in all"
+	[ "$(container_status "$id")" = running ]
+	husk kill "$id" KILL
+	wait "$rpid" || rc=$?
+	[ "$rc" -eq 137 ] || fail "restore exited $rc, want 137 (SIGKILL)"
+	assert_no_container "$id"
 }
 
 @test "checkpoint: --pre-dump then a dump with --parent-path restores; an absolute --parent-path is refused" {
