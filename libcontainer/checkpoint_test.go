@@ -2,6 +2,7 @@ package libcontainer
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -72,5 +73,17 @@ func TestDumpExternalMounts(t *testing.T) {
 	}
 	if back["/data"] != "/src" || back["/dev/null"] != "/dev/null" {
 		t.Errorf("restore's external mounts %v", back)
+	}
+}
+
+// descriptors.json comes with the images: more than fds 0-2 is refused.
+func TestParseDescriptors(t *testing.T) {
+	if fds, err := parseDescriptors("d.json", []byte(`["pipe:[1]","/dev/null","/dev/pts/0"]`)); err != nil || len(fds) != 3 {
+		t.Errorf("three fds: %v %v", fds, err)
+	}
+	for _, bad := range []string{`["a","b","c","pipe:[9]"]`, `{"0":"x"}`, `nonsense`} {
+		if _, err := parseDescriptors("d.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), "d.json") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }

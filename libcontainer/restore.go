@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,15 +112,39 @@ func readDescriptors(images string) ([]string, error) {
 		return nil, fmt.Errorf("--image-path %s: no checkpoint there: %w", images, err)
 	}
 	path := filepath.Join(images, descriptorsFile)
-	data, err := os.ReadFile(path)
+	data, err := readSmall(path, 64<<10)
 	if err != nil {
 		return nil, fmt.Errorf("--image-path: %w", err)
 	}
+	return parseDescriptors(path, data)
+}
+
+// parseDescriptors reads descriptors.json: at most three names, of fds
+// 0-2 (an entry past them would hand CRIU one of its own fds, the RPC
+// socket or a namespace, as the process's).
+func parseDescriptors(path string, data []byte) ([]string, error) {
 	var fds []string
 	if err := json.Unmarshal(data, &fds); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if len(fds) > 3 {
+		return nil, fmt.Errorf("%s: %d descriptors, at most 3 (fds 0-2)", path, len(fds))
+	}
 	return fds, nil
+}
+
+// readSmall reads a file of at most max bytes.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return data, err
 }
 
 func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, fds []string) error {

@@ -63,7 +63,7 @@ counter() {
 	[ ! -e "$TEST_DIR/img/inventory.img" ]
 }
 
-@test "restore: a missing or empty image directory, no criu binary, and an id that exists are refused by name; nothing is left" {
+@test "restore: a missing or empty image directory, a bad descriptors.json, no criu binary, and an id that exists are refused by name; nothing is left" {
 	local id other
 	id="$(new_id)"
 	counter
@@ -77,9 +77,15 @@ counter() {
 	run ! --separate-stderr husk --criu /nonexistent/criu restore -d --bundle "$BUNDLE" --image-path "$TEST_DIR/empty" "$id"
 	assert_contains "$stderr" 'criu binary "/nonexistent/criu"'
 	assert_no_container "$id"
+	# descriptors.json names fds 0-2 only: a fourth would give CRIU's own
+	# RPC socket to the process.
+	: >"$TEST_DIR/empty/inventory.img"
+	echo '["pipe:[1]","/dev/null","/dev/null","pipe:[2]"]' >"$TEST_DIR/empty/descriptors.json"
+	run ! --separate-stderr husk restore -d --bundle "$BUNDLE" --image-path "$TEST_DIR/empty" "$id"
+	assert_contains "$stderr" "$TEST_DIR/empty/descriptors.json: 4 descriptors, at most 3"
+	assert_no_container "$id"
 	# An image directory that looks like one, onto an id that exists.
 	echo '["/dev/null","/dev/null","/dev/null"]' >"$TEST_DIR/empty/descriptors.json"
-	: >"$TEST_DIR/empty/inventory.img"
 	other="$(new_id)"
 	run_bg "$other"
 	run ! --separate-stderr husk restore -d --bundle "$BUNDLE" --image-path "$TEST_DIR/empty" "$other"
