@@ -10,15 +10,12 @@
 # (state, mounts, processes, cgroups named after the ids).
 #
 # CRIU's first checkpoint drops nsdelegate from the cgroup2 mount (CRIU
-# issue 3029): the teardown puts it back, so later suites see the host
-# they expect.
+# issue 3029): the teardown puts it back (nsdelegate_restore).
 
 load ../../integration/helpers
 
 setup_file() {
-	export NSDELEGATE=""
-	grep -E ' /sys/fs/cgroup .* cgroup2 .*nsdelegate' /proc/self/mountinfo >/dev/null && NSDELEGATE=1
-	true
+	nsdelegate_save
 }
 
 setup() {
@@ -33,11 +30,9 @@ setup() {
 }
 
 teardown() {
-	teardown_husk
-	local rc=$?
-	if [ -n "$NSDELEGATE" ] && ! grep -E ' /sys/fs/cgroup .* cgroup2 .*nsdelegate' /proc/self/mountinfo >/dev/null; then
-		mount -o remount,nsdelegate /sys/fs/cgroup
-	fi
+	local rc=0
+	teardown_husk || rc=$?
+	nsdelegate_restore
 	return $rc
 }
 

@@ -11,6 +11,7 @@ setup_file() {
 	[ "${HUSK_VM_SETUP:-}" = a ] || skip "needs systemd as PID 1 (VM lane setup a)"
 	runtime_ready
 	require_cmd podman
+	nsdelegate_save # podman's checkpoints may drop it
 	export SUITE_DIR CONTAINERS_CONF CONTAINERS_STORAGE_CONF
 	SUITE_DIR="$(new_suite_dir)"
 	CONTAINERS_CONF="$SUITE_DIR/containers.conf"
@@ -60,6 +61,7 @@ setup() { :; }
 
 teardown() {
 	local left
+	nsdelegate_restore
 	left="$(podman_ ps -aq 2>/dev/null)"
 	[ -z "$left" ] || {
 		podman_ rm -af -t 0 >/dev/null 2>&1
