@@ -73,8 +73,13 @@ func FindBinary(name string) (string, error) {
 	return p, nil
 }
 
-// Check refuses values CRIU cannot take, naming the flag.
+// Check refuses values CRIU cannot take, naming the flag, and a caller
+// without root: CRIU runs as root (rootless containers are not
+// supported).
 func (o *Options) Check() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("checkpoint and restore need root: CRIU cannot dump or restore a rootless container (euid %d)", os.Geteuid())
+	}
 	if o.ImagePath == "" {
 		return errors.New("--image-path: must not be empty")
 	}

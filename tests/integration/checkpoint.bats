@@ -58,6 +58,8 @@ counter() {
 	assert_contains "$stderr" '--empty-ns "ipc"'
 	run ! --separate-stderr husk checkpoint --status-fd 1 "$id"
 	assert_contains "$stderr" "--status-fd 1: only with --lazy-pages"
+	run ! --separate-stderr setpriv --reuid 65534 --regid 65534 --clear-groups "$HUSK_BIN" --root "$TEST_DIR/user-root" checkpoint --image-path "$TEST_DIR/img" "$id"
+	assert_contains "$stderr" "checkpoint and restore need root" "rootless"
 	[ "$(container_status "$id")" = running ]
 	[ "$(container_pid "$id")" = "$pid" ]
 	[ ! -e "$TEST_DIR/img/inventory.img" ]
