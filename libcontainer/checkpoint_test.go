@@ -2,10 +2,12 @@ package libcontainer
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"golang.org/x/sys/unix"
 )
 
 // runc's keys: images runc made restore with husk, and the other way.
@@ -85,5 +87,33 @@ func TestParseDescriptors(t *testing.T) {
 		if _, err := parseDescriptors("d.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), "d.json") {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+}
+
+// A restore killed with the rootfs bound on DIR/criu-root: removing the
+// state dir unmounts it and leaves the rootfs alone.
+func TestRemoveStateDirKeepsTheRootfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind mount")
+	}
+	rootfs, dir := t.TempDir(), filepath.Join(t.TempDir(), "c1")
+	keep := filepath.Join(rootfs, "keep")
+	if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, criuRootName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(rootfs, filepath.Join(dir, criuRootName), "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	if err := removeStateDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("the rootfs lost its file: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("state dir still there: %v", err)
 	}
 }

@@ -268,7 +268,7 @@ func (c *Container) undoCreate() {
 		c.Close()
 		return
 	}
-	os.RemoveAll(c.dir)
+	removeStateDir(c.dir)
 	c.Close()
 }
 

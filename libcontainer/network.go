@@ -2,7 +2,6 @@ package libcontainer
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -81,5 +80,5 @@ func RemoveUnfinished(root, id string) error {
 	if err := cni.Detach(dir, true); err != nil {
 		return fmt.Errorf("container %s: %w", id, err)
 	}
-	return os.RemoveAll(dir)
+	return removeStateDir(dir)
 }

@@ -263,7 +263,7 @@ func sendRestoredPty(socket string, fds []int) error {
 // criuRoot binds the rootfs onto ROOT/ID/criu-root: CRIU wants the root
 // to be a mount point whose parent is not overmounted.
 func criuRoot(dir, rootfsPath string) (string, func(), error) {
-	root := filepath.Join(dir, "criu-root")
+	root := filepath.Join(dir, criuRootName)
 	if err := os.Mkdir(root, 0o755); err != nil {
 		return "", nil, fmt.Errorf("restore: %w", err)
 	}
