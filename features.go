@@ -50,7 +50,7 @@ func hostFeatures() *features.Features {
 		"io.github.seccomp.libseccomp.version":     seccomp.LibraryVersion(),
 		"org.husk-runtime.husk.version":            version,
 		"org.husk-runtime.husk.commit":             commit,
-		"org.husk-runtime.husk.checkpoint.enabled": "false",
+		"org.husk-runtime.husk.checkpoint.enabled": "true", // husk checkpoint/restore, with CRIU
 	}
 	return f
 }

@@ -3,6 +3,7 @@ module github.com/husk-runtime/husk
 go 1.26.8
 
 require (
+	github.com/checkpoint-restore/go-criu/v7 v7.2.0
 	github.com/cilium/ebpf v0.22.0
 	github.com/containerd/console v1.0.5
 	github.com/containernetworking/cni v1.3.1
@@ -18,6 +19,7 @@ require (
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 	golang.org/x/sys v0.49.0
+	google.golang.org/protobuf v1.34.2
 )
 
 require (

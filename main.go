@@ -59,7 +59,7 @@ func main() {
 			&cli.BoolFlag{Name: "debug", Usage: "log debug messages"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "use the systemd cgroup driver: a transient scope per container; linux.cgroupsPath is slice:prefix:name"},
 			&cli.StringFlag{Name: "rootless", Value: "auto", Usage: "handle cgroups the rootless way (made where writable, skipped otherwise): true, false or auto (when not root)"},
-			&cli.StringFlag{Name: "criu", Usage: "ignored; husk has no checkpoint/restore"},
+			&cli.StringFlag{Name: "criu", Value: "criu", Usage: "the criu binary checkpoint and restore run"},
 		}, cniFlags...),
 		Before: func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
 			ctx, err := setupLogging(ctx, cmd)
@@ -72,7 +72,7 @@ func main() {
 			createCommand, startCommand, runCommand, stateCommand, killCommand,
 			deleteCommand, listCommand, specCommand, initCommand,
 			execCommand, pauseCommand, resumeCommand, updateCommand, eventsCommand, psCommand,
-			featuresCommand, cniCommand, cniHookCommand,
+			featuresCommand, cniCommand, cniHookCommand, checkpointCommand, restoreCommand,
 		},
 		// Errors are printed once, by main.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},

@@ -61,6 +61,7 @@ type options struct {
 	strace   bool
 	tmpfs    bool // state roots on a tmpfs, as /run is on hosts with systemd
 	floor    bool // also time the parallel row's floor (floor.go)
+	criuN    int  // timed checkpoint/restore rounds (checkpoint.go)
 }
 
 func main() {
@@ -80,6 +81,7 @@ func main() {
 	flag.BoolVar(&o.strace, "strace", true, "count the syscalls of one run with strace -f -c")
 	flag.BoolVar(&o.tmpfs, "tmpfs", true, "keep the runtimes' state roots on a tmpfs (as /run is on hosts with systemd, where runc, crun and husk keep theirs); false: in the temp dir")
 	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with empty Go programs, without cgo and with it)")
+	flag.IntVar(&o.criuN, "criu-n", 5, "timed checkpoint and restore rounds of husk and runc, where criu works (0: skip)")
 	flag.Parse()
 
 	if os.Getenv(reexecEnv) == "" {
@@ -162,7 +164,7 @@ func run(o options) error {
 		b.floorJobs, b.floorSkipped = floorJobs(h.bin, crun, o.busybox, work)
 		b.floorSamples = make([][]sample, len(b.floorJobs))
 	}
-	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.goInits, b.syscalls}
+	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.goInits, b.syscalls, b.checkpoints}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err

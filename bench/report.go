@@ -109,7 +109,7 @@ func summary(rs []*runtime) []line {
 	value := func(row string) func(*runtime) (float64, bool) {
 		return func(r *runtime) (float64, bool) { return medianf(r.v[row]), len(r.v[row]) > 0 }
 	}
-	for _, row := range []string{rowRun, rowCreate, rowStart, rowDelete, rowExec, rowParallel} {
+	for _, row := range []string{rowRun, rowCreate, rowStart, rowDelete, rowExec, rowParallel, rowCheckpoint, rowRestore} {
 		pick(row+", median ms", "%.1f", wall(row, -1))
 		if row == rowRun || row == rowExec || row == rowParallel {
 			pick(row+", p90 ms", "%.1f", wall(row, 0.9))

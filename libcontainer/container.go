@@ -275,7 +275,7 @@ func (c *Container) destroy(force bool) error {
 	if err := c.detachNetwork(force); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(c.dir); err != nil {
+	if err := removeStateDir(c.dir); err != nil {
 		return fmt.Errorf("remove state dir %s: %w", c.dir, err)
 	}
 	c.runPoststop()

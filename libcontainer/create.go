@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
@@ -42,15 +43,9 @@ type CreateOpts struct {
 // Create builds the container up to the point where its init waits on
 // exec.fifo for `start`. On any failure everything it made is undone.
 func Create(o CreateOpts) (*Container, error) {
-	if err := checkID(o.ID); err != nil {
-		return nil, err
-	}
-	if err := configs.Validate(o.Config); err != nil {
-		return nil, ConfigError(err)
-	}
-	network, err := cni.ForConfig(o.Config)
+	network, err := checkNew(o.ID, o.Config)
 	if err != nil {
-		return nil, ConfigError(err)
+		return nil, err
 	}
 	if o.Config, err = launch.WithCompiledSeccomp(o.Config); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
@@ -59,22 +54,10 @@ func Create(o CreateOpts) (*Container, error) {
 	if err := setSubreaper(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Root, 0o711); err != nil {
-		return nil, fmt.Errorf("create root %s: %w", o.Root, err)
-	}
-	dir := filepath.Join(o.Root, o.ID)
-	if err := os.Mkdir(dir, 0o711); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("container %s %w", o.ID, ErrExist)
-		}
-		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
-	}
-	lock, err := lockDir(dir)
+	c, err := newContainer(o.Root, o.ID, func() error { return fmt.Errorf("container %s %w", o.ID, ErrExist) })
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	c := &Container{ID: o.ID, dir: dir, lock: lock}
 	if err := c.create(o, network); err != nil {
 		c.undoCreate()
 		return nil, err
@@ -92,24 +75,11 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
 	}
-	cfg := o.Config
-	if network != nil {
-		netns, err := c.attachNetwork(network, o.CNI)
-		if err != nil {
-			return err
-		}
-		cfg = withNetns(cfg, netns)
+	cfg, err := c.attachNetwork(o.Config, network, o.CNI)
+	if err != nil {
+		return err
 	}
-	c.State = &State{
-		OCIVersion:  cfg.OCIVersion,
-		ID:          o.ID,
-		Bundle:      o.Bundle,
-		Rootfs:      cfg.Rootfs,
-		Created:     time.Now().UTC(),
-		Owner:       ownerName(),
-		Annotations: cfg.Annotations,
-		Config:      cfg,
-	}
+	c.State = newState(o.ID, o.Bundle, cfg)
 	maps, err := o.Rootless.mapWriter(cfg)
 	if err != nil {
 		return err
@@ -119,16 +89,8 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	}
 	cfg = o.Rootless.withDelegatedCgroup(cfg, o.ID)
 	c.State.Config = cfg
-	cg, err := o.Rootless.cgroups(cfg, o.ID)
+	cg, err := c.recordCgroups(cfg, o.Rootless)
 	if err != nil {
-		return err
-	}
-	if cg != nil {
-		c.State.CgroupPaths = cg.Paths()
-	}
-	// Saved before anything joins the cgroups: if husk dies mid-create,
-	// delete --force finds them here.
-	if err := saveState(c.dir, c.State); err != nil {
 		return err
 	}
 	plan, err := launch.NewPlan(cfg, launch.Options{})
@@ -190,6 +152,73 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	return nil
 }
 
+// checkNew checks the id and the config of a container being made
+// (created or restored), and returns the CNI network it asks for.
+func checkNew(id string, cfg *configs.Config) (*cni.Request, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if err := configs.Validate(cfg); err != nil {
+		return nil, ConfigError(err)
+	}
+	network, err := cni.ForConfig(cfg)
+	if err != nil {
+		return nil, ConfigError(err)
+	}
+	return network, nil
+}
+
+// newContainer makes the state directory ROOT/ID of a container being
+// created (or restored) and locks it; exists is the error when the id is
+// taken.
+func newContainer(root, id string, exists func() error) (*Container, error) {
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		return nil, fmt.Errorf("create root %s: %w", root, err)
+	}
+	dir := filepath.Join(root, id)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, exists()
+		}
+		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Container{ID: id, dir: dir, lock: lock}, nil
+}
+
+// recordCgroups makes the cgroup manager of a container being made (nil:
+// a rootless container without cgroups) and saves the state with their
+// paths, before anything joins them: if husk dies midway, delete --force
+// finds them there.
+func (c *Container) recordCgroups(cfg *configs.Config, r Rootless) (*cgroup.Manager, error) {
+	cg, err := r.cgroups(cfg, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		c.State.CgroupPaths = cg.Paths()
+	}
+	return cg, saveState(c.dir, c.State)
+}
+
+// newState is the state of a container being made from cfg.
+func newState(id, bundle string, cfg *configs.Config) *State {
+	return &State{
+		OCIVersion:  cfg.OCIVersion,
+		ID:          id,
+		Bundle:      bundle,
+		Rootfs:      cfg.Rootfs,
+		Created:     time.Now().UTC(),
+		Owner:       ownerName(),
+		Annotations: cfg.Annotations,
+		Config:      cfg,
+	}
+}
+
 // initConfig is cfg as husk init gets it: without the cgroup settings,
 // which only the parent applies (init is placed in the cgroups from
 // outside), so that init neither receives nor decodes them (see
@@ -231,7 +260,7 @@ func (c *Container) undoCreate() {
 		c.Close()
 		return
 	}
-	os.RemoveAll(c.dir)
+	removeStateDir(c.dir)
 	c.Close()
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,15 +21,18 @@ import (
 // for it, so init joins it by path like any other joined namespace;
 // destroy and undoCreate detach it.
 
-// attachNetwork runs the CNI ADD that req asks for in a netns made for
-// the container and returns that netns's path, for withNetns.
-func (c *Container) attachNetwork(req *cni.Request, o cni.Options) (string, error) {
+// attachNetwork runs the CNI ADD that req asks for (nil: none) in a netns
+// made for the container, and returns cfg joining that netns.
+func (c *Container) attachNetwork(cfg *configs.Config, req *cni.Request, o cni.Options) (*configs.Config, error) {
+	if req == nil {
+		return cfg, nil
+	}
 	path, err := cni.Attach(c.dir, c.ID, req, o)
 	if err != nil {
-		return "", fmt.Errorf("create container %s: %w", c.ID, err)
+		return nil, fmt.Errorf("create container %s: %w", c.ID, err)
 	}
 	logrus.Debugf("container %s: CNI network %q attached in %s", c.ID, req.Network, path)
-	return path, nil
+	return withNetns(cfg, path), nil
 }
 
 // withNetns is a copy of cfg whose network namespace is the one at path:
@@ -84,7 +86,7 @@ func RemoveUnfinished(root, id string) error {
 	if err := cni.Detach(dir, true); err != nil {
 		return fmt.Errorf("container %s: %w", id, err)
 	}
-	return os.RemoveAll(dir)
+	return removeStateDir(dir)
 }
 
 // linux.netDevices: host network devices moved into the container's

@@ -85,6 +85,20 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// criuRootName is where a restore binds the rootfs for CRIU (restore.go).
+const criuRootName = "criu-root"
+
+// removeStateDir removes a container's state dir. A restore killed midway
+// may have left the rootfs bound on DIR/criu-root: it is unmounted first,
+// so that the removal never descends into the container's rootfs.
+func removeStateDir(dir string) error {
+	root := filepath.Join(dir, criuRootName)
+	if err := unix.Unmount(root, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+		return fmt.Errorf("unmount %s: %w", root, err)
+	}
+	return os.RemoveAll(dir)
+}
+
 // saveState writes state.json atomically: a reader sees the old or the
 // new file, never half of one.
 func saveState(dir string, s *State) error {

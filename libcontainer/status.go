@@ -25,6 +25,9 @@ import (
 //	events                  created            running            paused             refused (4)
 //	delete                  gone               refused (10)       refused (10)       gone
 //	delete --force          gone               gone               gone               gone
+//	checkpoint              refused (11)       stopped (12)       stopped (12)       refused (11)
+//	checkpoint (keep)       refused (11)       running            paused             refused (11)
+//	restore                 refused (13)       refused (13)       refused (13)       refused (13)
 //
 //	(1) cannot start an already running container
 //	(2) cannot start a container in the paused state
@@ -36,10 +39,15 @@ import (
 //	(8) cannot exec in a paused container (use --ignore-paused to override)
 //	(9) cannot exec in a stopped container
 //	(10) cannot delete container ID that is not stopped: STATUS
+//	(11) Container cannot be checkpointed in STATUS state
+//	(12) then deleted, as runc does: restore takes the id again
+//	(13) container ID already exists
 //
 // Besides the table, a running or created container becomes stopped when
-// its init exits (kill's row says what kill itself does: it sends a
-// signal, the status follows the process).
+// its init exits; restore makes a container that is running (CRIU
+// restored its processes), and refuses an id that exists. (kill's row
+// says what kill itself does: it sends a signal, the status follows the
+// process.)
 type Status int
 
 const (
@@ -84,11 +92,20 @@ const (
 	OpEvents           Op = "events"
 	OpDelete           Op = "delete"
 	OpDeleteForce      Op = "delete --force"
+	OpCheckpoint       Op = "checkpoint"
+	// OpCheckpointKeep is checkpoint --leave-running or --pre-dump.
+	OpCheckpointKeep Op = "checkpoint (keep)"
+	// OpRestore is restore onto an id that exists: always refused.
+	OpRestore Op = "restore"
 )
 
 // noteResumeFromCreated qualifies resume's outcome: the freezer does not
 // know whether the process had started.
 const noteResumeFromCreated = "or created, if it was paused before start"
+
+// noteCheckpointDeletes: CRIU ends the processes, then checkpoint
+// deletes the container as runc does, so restore can take its id.
+const noteCheckpointDeletes = "then deleted, as runc does: restore takes the id again"
 
 // A refusal is why a command cannot act on a container in some status,
 // in the words runc uses for it (clients match some of them). ID and
@@ -108,6 +125,8 @@ var (
 	refuseExecPaused   = &refusal{text: "cannot exec in a paused container (use --ignore-paused to override)"}
 	refuseExecStopped  = &refusal{text: "cannot exec in a stopped container"}
 	refuseDeleteLive   = &refusal{text: "cannot delete container ID that is not stopped: STATUS"}
+	refuseCheckpoint   = &refusal{text: "Container cannot be checkpointed in STATUS state"}
+	refuseRestoreOnto  = &refusal{text: "container ID already exists"}
 )
 
 // words is the refusal's text as the table shows it.
@@ -155,6 +174,9 @@ var transitions = []struct {
 	{OpEvents, [4]outcome{to(Created), to(Running), to(Paused), refused(refuseNotRunning)}},
 	{OpDelete, [4]outcome{to(gone), refused(refuseDeleteLive), refused(refuseDeleteLive), to(gone)}},
 	{OpDeleteForce, [4]outcome{to(gone), to(gone), to(gone), to(gone)}},
+	{OpCheckpoint, [4]outcome{refused(refuseCheckpoint), toNoted(Stopped, noteCheckpointDeletes), toNoted(Stopped, noteCheckpointDeletes), refused(refuseCheckpoint)}},
+	{OpCheckpointKeep, [4]outcome{refused(refuseCheckpoint), to(Running), to(Paused), refused(refuseCheckpoint)}},
+	{OpRestore, [4]outcome{refused(refuseRestoreOnto), refused(refuseRestoreOnto), refused(refuseRestoreOnto), refused(refuseRestoreOnto)}},
 }
 
 // lookup is op's outcome from status st.

@@ -19,7 +19,7 @@
  * the last step the launch makes only these syscalls, which a profile
  * must allow: an exec's launcher clone (the fork), close, write and read
  * (frames, its pipes to the forked process), sendmsg (a listener),
- * exit_group; the forked process close, read, setsid and ioctl (a
+ * exit_group; the forked process close, read, setsid, ioctl (a
  * terminal), sched_setattr (SCHED_DEADLINE or SCHED_FLAG_RESET_ON_FORK),
  * execve (write, rt_sigprocmask and exit_group when it fails: run.c's
  * exec_failed); a container's pid 1 sendmsg (a listener), write, close,
@@ -153,6 +153,20 @@ static int open_tty(struct husk_launch *l)
 	return 0;
 }
 
+/*
+ * The process leads a session of its own, as in runc: with a terminal,
+ * the pty is its controlling tty. A session led from outside the
+ * container's pid namespace is one CRIU cannot checkpoint.
+ */
+static int new_session(struct husk_launch *l)
+{
+	if (l->plan->has_tty)
+		return husk_take_ctty(l->err, sizeof(l->err));
+	if (setsid() < 0)
+		return husk_launch_errf(l, "setsid: %s", husk_errtext(errno));
+	return 0;
+}
+
 int husk_launch_prepare(struct husk_launch *l)
 {
 	const struct husk_plan *p = l->plan;
@@ -160,7 +174,7 @@ int husk_launch_prepare(struct husk_launch *l)
 
 	if (p->has_tty && (p->tty.flags & HUSK_TTY_OPEN) && open_tty(l) < 0)
 		return -1;
-	if (p->has_tty && !l->forks && husk_take_ctty(l->err, sizeof(l->err)) < 0)
+	if (!l->forks && new_session(l) < 0)
 		return -1;
 	if (husk_set_attrs(l) < 0)
 		return -1;
@@ -233,7 +247,7 @@ int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid)
 
 int husk_launch_after_fork(struct husk_launch *l)
 {
-	if (l->plan->has_tty && husk_take_ctty(l->err, sizeof(l->err)) < 0)
+	if (new_session(l) < 0)
 		return -1;
 	if (husk_sched_after_fork(l->plan) && husk_set_scheduler(l) < 0)
 		return -1;

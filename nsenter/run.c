@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +198,24 @@ static pid_t fork_go_init(int ch[2])
 	return 0;
 }
 
+/* Stdio that is the runtime's /dev/null becomes the container's, as in
+ * runc: a file on a mount outside the container is one CRIU cannot
+ * checkpoint. A container without /dev/null keeps the runtime's. */
+static void reopen_dev_null(void)
+{
+	struct stat null, st;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &null) == 0 && S_ISCHR(null.st_mode))
+		for (int i = 0; i <= 2; i++)
+			if (fstat(i, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == null.st_rdev &&
+			    dup2(fd, i) < 0)
+				husk_fail("nsexec: reopen fd %d on the container's /dev/null: %s", i, strerror(errno));
+	close(fd);
+}
+
 /* Takes the root Go init built (pivot_root moved ours already; a chroot,
  * with --no-pivot, did not) and the pty slave as stdio. */
 static void take_over(int root, int slave)
@@ -204,8 +223,10 @@ static void take_over(int root, int slave)
 	if (fchdir(root) < 0 || chroot(".") < 0)
 		husk_fail("nsexec: enter the container's root: %s", strerror(errno));
 	close(root);
-	if (slave < 0)
+	if (slave < 0) {
+		reopen_dev_null();
 		return;
+	}
 	for (int fd = 0; fd <= 2; fd++)
 		if (dup2(slave, fd) < 0)
 			husk_fail("process.terminal: dup the pty slave onto fd %d: %s", fd, strerror(errno));

@@ -425,3 +425,24 @@ build_tool() {
 	) 9>"$HUSK_TEST_CACHE/.build.lock" >&2 || return 1
 	echo "$out"
 }
+
+# ------------------------------------------------------------------ CRIU ---
+
+# CRIU's first checkpoint with a cgroup mode other than ignore turns the
+# cgroup2 mount option nsdelegate off for the rest of the boot (CRIU issue
+# 3029). A suite that checkpoints saves it in setup_file
+# (nsdelegate_save) and puts it back in teardown (nsdelegate_restore),
+# so the suites after it see the host they expect.
+nsdelegate_on() {
+	grep -qE ' /sys/fs/cgroup .* cgroup2 .*nsdelegate' /proc/self/mountinfo
+}
+
+nsdelegate_save() {
+	export HUSK_NSDELEGATE=""
+	if nsdelegate_on; then HUSK_NSDELEGATE=1; fi
+}
+
+nsdelegate_restore() {
+	[ -n "${HUSK_NSDELEGATE:-}" ] || return 0
+	nsdelegate_on || mount -o remount,nsdelegate /sys/fs/cgroup
+}

@@ -24,7 +24,7 @@ packages=(
 	systemd-sysv dbus kmod udev
 	bats busybox-static jq iproute2 util-linux procps psmisc e2fsprogs
 	runc crun containerd podman conmon containernetworking-plugins
-	libseccomp2 iptables uidmap
+	libseccomp2 iptables uidmap criu
 )
 # Loaded by the initramfs, in dependency order (the cloud kernel has ext4
 # built in but virtio as modules).

@@ -11,6 +11,7 @@ setup_file() {
 	[ "${HUSK_VM_SETUP:-}" = a ] || skip "needs systemd as PID 1 (VM lane setup a)"
 	runtime_ready
 	require_cmd podman
+	nsdelegate_save # podman's checkpoints may drop it
 	export SUITE_DIR CONTAINERS_CONF CONTAINERS_STORAGE_CONF
 	SUITE_DIR="$(new_suite_dir)"
 	CONTAINERS_CONF="$SUITE_DIR/containers.conf"
@@ -60,6 +61,7 @@ setup() { :; }
 
 teardown() {
 	local left
+	nsdelegate_restore
 	left="$(podman_ ps -aq 2>/dev/null)"
 	[ -z "$left" ] || {
 		podman_ rm -af -t 0 >/dev/null 2>&1
@@ -149,4 +151,65 @@ cgroup_of_pid() {
 	run systemctl list-units --all --no-legend 'libpod-*'
 	[ -z "$output" ] || fail "libpod units left: $output"
 	assert_nothing_left "$SUITE_DIR"
+}
+
+# counter NAME [podman run flags]: a container printing "S 1", "S 2", …
+# one a line, S a random number it drew at start (a restarted counter
+# draws another); returns once it printed two.
+counter() {
+	local name="$1"
+	shift
+	run -0 prun -d --name "$name" "$@" "$IMAGE_REF" sh -c 's=$RANDOM$RANDOM; i=0; while :; do i=$((i+1)); echo "$s $i"; sleep 0.2; done'
+	wait_until 60 logged_past "$name" 2 || fail "$name printed nothing: $(podman_ logs "$name" 2>&1 | tail -n3)"
+}
+
+# past "S N" NAME: NAME's last line counts beyond N.
+past() {
+	local last
+	last="$(podman_ logs "$2" 2>/dev/null | tail -n1)"
+	[ -n "$last" ] && [ "${last#* }" -gt "${1#* }" ]
+}
+
+# logged_past NAME N: the container printed more than N lines.
+logged_past() {
+	[ "$(podman_ logs "$1" 2>/dev/null | wc -l)" -gt "$2" ]
+}
+
+@test "podman (systemd): container checkpoint and restore: the process resumes where it was, in its scope" {
+	local id pid last next
+	criu check >/dev/null 2>&1 || skip "criu check fails in this guest"
+	counter pck
+	id="$(podman_ inspect --format '{{.Id}}' pck)"
+	run -0 podman_ container checkpoint pck
+	run -0 podman_ inspect --format '{{.State.Status}}' pck
+	[ "$output" = exited ] || fail "after checkpoint: $output"
+	last="$(podman_ logs pck | wc -l)"
+	run -0 podman_ container restore pck
+	wait_until 60 logged_past pck "$last" || fail "nothing printed after restore"
+	next="$(podman_ logs pck | sed -n "$((last + 1))p" | cut -d' ' -f2)"
+	[ "$next" = "$((last + 1))" ] || fail "line $((last + 1)) after restore is '$next': not resumed"
+	pid="$(podman_ inspect --format '{{.State.Pid}}' pck)"
+	[[ "$(cgroup_of_pid "$pid")" == /machine.slice/libpod-"$id".scope* ]] || fail "restored into $(cgroup_of_pid "$pid")"
+	run -0 podman_ rm -f -t 0 pck
+	assert_pid_gone "$pid"
+	run systemctl is-active "libpod-$id.scope"
+	[ "$output" != active ] || fail "libpod-$id.scope still active after rm"
+}
+
+@test "podman (systemd): checkpoint --export, restore --import under a new name: the process resumes" {
+	local pid before after
+	criu check >/dev/null 2>&1 || skip "criu check fails in this guest"
+	counter pex
+	run -0 podman_ container checkpoint --export "$SUITE_DIR/pex.tar.gz" pex
+	before="$(podman_ logs pex | tail -n1)"
+	run -0 podman_ container restore --import "$SUITE_DIR/pex.tar.gz" --name pim
+	wait_until 60 past "$before" pim || fail "pim printed nothing past '$before': $(podman_ logs pim 2>&1 | tail -n2)"
+	after="$(podman_ logs pim | tail -n1)"
+	# The same draw, further on: resumed; a restart draws anew.
+	[ "${after% *}" = "${before% *}" ] || fail "pim prints '$after', pex printed '$before': started again"
+	pid="$(podman_ inspect --format '{{.State.Pid}}' pim)"
+	pid_alive "$pid" || fail "pim's pid $pid is not alive"
+	run -0 podman_ rm -f -t 0 pex pim
+	assert_pid_gone "$pid"
+	rm -f "$SUITE_DIR/pex.tar.gz"
 }
