@@ -144,15 +144,6 @@ cgroup_of_pid() {
 	[ -z "$output" ] || fail "units left: $output"
 }
 
-@test "zz: podman (systemd): nothing is left behind" {
-	podman_ rmi -af >/dev/null 2>&1 || true
-	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
-		while read -r m; do umount "$m" 2>/dev/null || true; done
-	run systemctl list-units --all --no-legend 'libpod-*'
-	[ -z "$output" ] || fail "libpod units left: $output"
-	assert_nothing_left "$SUITE_DIR"
-}
-
 # counter NAME [podman run flags]: a container printing "S 1", "S 2", …
 # one a line, S a random number it drew at start (a restarted counter
 # draws another); returns once it printed two.
@@ -212,4 +203,13 @@ logged_past() {
 	run -0 podman_ rm -f -t 0 pex pim
 	assert_pid_gone "$pid"
 	rm -f "$SUITE_DIR/pex.tar.gz"
+}
+
+@test "zz: podman (systemd): nothing is left behind" {
+	podman_ rmi -af >/dev/null 2>&1 || true
+	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
+		while read -r m; do umount "$m" 2>/dev/null || true; done
+	run systemctl list-units --all --no-legend 'libpod-*'
+	[ -z "$output" ] || fail "libpod units left: $output"
+	assert_nothing_left "$SUITE_DIR"
 }
