@@ -19,30 +19,34 @@ VERSION ?= 0.1.0-dev
 COMMIT  ?= $(shell git rev-parse --verify --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-# husk is linked statically (HUSK_STATIC=0 links it dynamically): every
-# husk process, `husk init` and each exec included, then starts without the
-# dynamic loader resolving and relocating libc and libseccomp: about 0.3 ms
-# of CPU per process (docs/building.md, "How husk is built"). cgo stays on (nsenter, libseccomp): gcc links static
-# glibc (libc6-dev) and libseccomp.a (libseccomp-dev; Debian's
-# libseccomp.pc has no Libs.private, so cgo's plain `pkg-config --libs
-# libseccomp` is all -static needs). netgo and osusergo keep the C
-# library's NSS (getaddrinfo, getpwuid_r), which a static glibc cannot load,
-# out of the binary: user names come from /etc/passwd, as runc reads them.
+# husk is linked statically against musl (HUSK_LIBC=glibc: against glibc,
+# also static): every husk process, `husk init` and each exec included,
+# then starts without the dynamic loader, and without glibc's start-up,
+# which on a VM spends about 0.5 ms of CPU in trapped cpuid instructions
+# sizing caches (docs/building.md, "How husk is built"). build/musl.sh
+# builds Debian's libseccomp with musl-gcc once (cached in
+# $(HUSK_BUILD_CACHE), keyed by its recipe) and runs go build with
+# CC=musl-gcc. cgo stays on (nsenter, libseccomp). netgo and osusergo keep
+# the C library's NSS (getaddrinfo, getpwuid_r) out of the binary: user
+# names come from /etc/passwd, as runc reads them.
 # --wrap=main starts every husk process's Go runtime on one P (package
 # onep). It also fails the trivial link go uses to probe which linker flags
 # work, so the flags go would add after that probe are given here: -no-pie
 # and compressed debug sections (without them husk grows from 12.9 to
-# 17.8 MB). A plain `go build .` still builds a working, dynamically linked
-# husk, on the runtime's default Ps.
-HUSK_STATIC ?= 1
+# 17.8 MB). A plain `go build .` still builds a working husk, linked
+# dynamically against glibc, on the runtime's default Ps.
+HUSK_LIBC   ?= musl
 HUSK_TAGS   := netgo,osusergo
-HUSK_EXTLD  := $(if $(filter 1,$(HUSK_STATIC)),-static,-no-pie) -Wl,--wrap=main -Wl,--compress-debug-sections=zlib
+HUSK_EXTLD  := -static -Wl,--wrap=main -Wl,--compress-debug-sections=zlib
 HUSK_LDFLAGS := $(LDFLAGS) -linkmode external -extldflags '$(HUSK_EXTLD)'
+HUSK_BUILD_CACHE ?= /var/cache/husk-build
+export HUSK_BUILD_CACHE
 
-# Debian packages building husk needs (cgo and libseccomp); every target
-# that compiles installs the missing ones, so `make demo` and `make test`
-# work on a Debian with only Go installed.
-BUILD_DEPS := gcc libc6-dev pkg-config libseccomp-dev git ca-certificates
+# Debian packages building husk needs (cgo and libseccomp; musl-tools,
+# gperf and curl for build/musl.sh; glibc's for `go test` and a plain
+# `go build`); every target that compiles installs the missing ones, so
+# `make demo` and `make test` work on a Debian with only Go installed.
+BUILD_DEPS := gcc libc6-dev pkg-config libseccomp-dev musl-tools gperf curl make git ca-certificates
 
 # The demo's bundle: a static busybox and jq to set the demo's args.
 DEMO_DEPS  := busybox-static jq
@@ -93,7 +97,7 @@ all: husk
 # the CNI helper, is built and installed beside husk, where husk finds it;
 # it is pure Go, so built without cgo it is static too.
 husk: build-deps
-	CGO_ENABLED=1 $(GO) build -tags $(HUSK_TAGS) -ldflags "$(HUSK_LDFLAGS)" -o husk .
+	$(if $(filter musl,$(HUSK_LIBC)),build/musl.sh,CGO_ENABLED=1) $(GO) build -tags $(HUSK_TAGS) -ldflags "$(HUSK_LDFLAGS)" -o husk .
 	CGO_ENABLED=0 $(GO) build -o husk-cni ./cmd/husk-cni
 
 install: husk

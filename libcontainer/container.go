@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -125,7 +126,7 @@ func (c *Container) Close() {
 
 // Status reads the container's status off the system.
 func (c *Container) Status() Status {
-	if !alive(c.State.InitPid, c.State.InitStart) {
+	if !proc.Alive(c.State.InitPid, c.State.InitStart) {
 		return Stopped
 	}
 	if c.frozen() {
@@ -174,15 +175,15 @@ func (c *Container) Signal(sig unix.Signal) error {
 	}
 	// Through a pidfd: a pid reused since the status check is never
 	// signalled.
-	p, err := openInit(c.State.InitPid, c.State.InitStart)
+	p, err := proc.OpenInit(c.State.InitPid, c.State.InitStart)
 	if err != nil {
 		return fmt.Errorf("kill %d with %s: %w", c.State.InitPid, unix.SignalName(sig), err)
 	}
 	if p == nil {
 		return ErrNotRunning
 	}
-	defer p.close()
-	if err := p.signal(sig); err != nil {
+	defer p.Close()
+	if err := p.Signal(sig); err != nil {
 		if err == unix.ESRCH {
 			return ErrNotRunning
 		}
@@ -250,7 +251,7 @@ func (c *Container) Delete(force bool) error {
 // that is free, or names another task by now, means init is gone
 // (openInit): nothing is signalled.
 func (c *Container) kill() error {
-	p, err := openInit(c.State.InitPid, c.State.InitStart)
+	p, err := proc.OpenInit(c.State.InitPid, c.State.InitStart)
 	if err != nil {
 		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
 	}
@@ -258,12 +259,12 @@ func (c *Container) kill() error {
 		logrus.Debugf("container %s: init (pid %d) is gone", c.ID, c.State.InitPid)
 		return nil
 	}
-	defer p.close()
-	if err := p.signal(unix.SIGKILL); err != nil && err != unix.ESRCH {
+	defer p.Close()
+	if err := p.Signal(unix.SIGKILL); err != nil && err != unix.ESRCH {
 		return fmt.Errorf("kill container %s (pid %d): %w", c.ID, c.State.InitPid, err)
 	}
 	c.thaw() // a frozen process dies only once thawed
-	return p.wait()
+	return p.Wait()
 }
 
 // destroy removes everything husk made for the container. With force a

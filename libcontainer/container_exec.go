@@ -15,6 +15,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 )
@@ -59,7 +60,7 @@ func (c *Container) Exec(o ExecOpts) (int, error) {
 	pid, err := c.launchIn(cfg, launch.Options{Exec: true}, &o)
 	if err == nil && o.PidFile != "" {
 		if err = WritePidFile(o.PidFile, pid); err != nil {
-			killAndReap(pid)
+			proc.KillAndReap(pid)
 		}
 	}
 	if err != nil {
@@ -83,7 +84,7 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 	if err != nil {
 		return 0, err
 	}
-	if err := setSubreaper(); err != nil {
+	if err := proc.SetSubreaper(); err != nil {
 		return 0, err
 	}
 	join := c.rootlessJoin(c.JoinCgroups)
@@ -111,7 +112,7 @@ func (c *Container) launchIn(cfg *configs.Config, lo launch.Options, o *ExecOpts
 		Preserved: o.ExtraFiles,
 	})
 	if err != nil && pid > 0 {
-		killAndReap(pid)
+		proc.KillAndReap(pid)
 	}
 	return pid, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -51,7 +52,7 @@ func Create(o CreateOpts) (*Container, error) {
 		return nil, fmt.Errorf("create container %s: %w", o.ID, err)
 	}
 	trace.Mark("config")
-	if err := setSubreaper(); err != nil {
+	if err := proc.SetSubreaper(); err != nil {
 		return nil, err
 	}
 	c, err := newContainer(o.Root, o.ID, func() error { return fmt.Errorf("container %s %w", o.ID, ErrExist) })
@@ -131,7 +132,7 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if pid > 0 {
 		// Recorded even on failure, so undoCreate can kill it.
 		c.State.InitPid = pid
-		_, c.State.InitStart, _ = procStat(pid)
+		_, c.State.InitStart, _ = proc.Stat(pid)
 	}
 	if err != nil {
 		return fmt.Errorf("create container %s: %w", o.ID, err)
@@ -248,7 +249,7 @@ func limitsPids(cfg *configs.Config) bool {
 func (c *Container) undoCreate() {
 	c.returnNetDevices()
 	if c.State != nil && c.State.InitPid > 0 {
-		killAndReap(c.State.InitPid)
+		proc.KillAndReap(c.State.InitPid)
 	}
 	c.runPoststop()
 	if err := c.detachNetwork(true); err != nil {

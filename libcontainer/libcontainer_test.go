@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,17 +26,17 @@ func TestCheckID(t *testing.T) {
 }
 
 func TestProcStat(t *testing.T) {
-	state, start, err := procStat(os.Getpid())
+	state, start, err := proc.Stat(os.Getpid())
 	if err != nil || start == 0 || state == 0 {
-		t.Fatalf("procStat(self) = %c %d %v", state, start, err)
+		t.Fatalf("proc.Stat(self) = %c %d %v", state, start, err)
 	}
-	if !alive(os.Getpid(), start) {
+	if !proc.Alive(os.Getpid(), start) {
 		t.Error("self not alive")
 	}
-	if alive(os.Getpid(), start+1) {
+	if proc.Alive(os.Getpid(), start+1) {
 		t.Error("a different start time must count as another process")
 	}
-	if alive(0, 0) {
+	if proc.Alive(0, 0) {
 		t.Error("pid 0 alive")
 	}
 }
@@ -46,7 +47,7 @@ func TestStateRoundTripAndLock(t *testing.T) {
 	if err := os.Mkdir(dir, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	_, start, _ := procStat(os.Getpid())
+	_, start, _ := proc.Stat(os.Getpid())
 	in := &State{ID: "c1", InitPid: os.Getpid(), InitStart: start, Bundle: "/b", Config: &configs.Config{Rootfs: "/b/rootfs"}}
 	if err := saveState(dir, in); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/sirupsen/logrus"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -220,7 +221,7 @@ func (c *Container) returnNetDevices() {
 	if ns, ok := st.Config.Namespace(configs.NEWNET); ok && ns.Path != "" {
 		path = ns.Path
 	}
-	if st.InitPid > 0 && alive(st.InitPid, st.InitStart) {
+	if st.InitPid > 0 && proc.Alive(st.InitPid, st.InitStart) {
 		path = "/proc/" + strconv.Itoa(st.InitPid) + "/ns/net"
 	}
 	devs := st.Config.NetDevices

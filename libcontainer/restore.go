@@ -14,6 +14,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/criu"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -63,7 +64,7 @@ func Restore(o RestoreOpts) (*Container, error) {
 		return nil, err
 	}
 	if !o.NoSubreaper {
-		if err := setSubreaper(); err != nil {
+		if err := proc.SetSubreaper(); err != nil {
 			return nil, err
 		}
 	}
@@ -233,7 +234,7 @@ func (c *Container) restoreNotify(o RestoreOpts) criu.Notify {
 			return c.runCreateRuntimeHooks(pid)
 		case "post-restore":
 			c.State.InitPid = pid
-			_, c.State.InitStart, _ = procStat(pid)
+			_, c.State.InitStart, _ = proc.Stat(pid)
 		case "orphan-pts-master":
 			return sendRestoredPty(o.ConsoleSocket, fds)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/hooks"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -74,7 +75,7 @@ func (c *Container) runStartHooks() error {
 	if err != nil {
 		return err
 	}
-	st := cfg.SpecState(specs.StateCreated, nsPid(c.State.InitPid))
+	st := cfg.SpecState(specs.StateCreated, proc.NsPid(c.State.InitPid))
 	return hooks.RunWith(configs.StartContainer, cfg.Hooks[configs.StartContainer], st,
 		func(h configs.Hook, stdin []byte, out io.Writer) error { return c.runHookIn(cfg, h, stdin, out) })
 }

@@ -1,4 +1,8 @@
-package libcontainer
+// Package proc names a container's processes by pid safely: the identity
+// of a pid (its start time in /proc/PID/stat), a pidfd on a recorded init
+// that can reach no other process, reaping, and the pid a process has in
+// its own pid namespace.
+package proc
 
 import (
 	"bytes"
@@ -9,10 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procStat reads the state letter and start time (clock ticks since boot)
+// Stat reads the state letter and start time (clock ticks since boot)
 // of pid from /proc/PID/stat. The start time tells a live process apart
 // from a later one that reused its pid.
-func procStat(pid int) (state byte, start uint64, err error) {
+func Stat(pid int) (state byte, start uint64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, 0, err
@@ -34,33 +38,33 @@ func procStat(pid int) (state byte, start uint64, err error) {
 	return fields[0][0], start, nil
 }
 
-// alive reports whether pid is still the process that started at start
+// Alive reports whether pid is still the process that started at start
 // and has not exited (a zombie counts as exited).
-func alive(pid int, start uint64) bool {
+func Alive(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}
-	state, s, err := procStat(pid)
+	state, s, err := Stat(pid)
 	if err != nil {
 		return false
 	}
 	return s == start && state != 'Z' && state != 'X'
 }
 
-// initProc is a pidfd on a container's init, opened only while the
+// Init is a pidfd on a container's init, opened only while the
 // recorded pid still names it: signals and waits through it can reach no
 // other process, whatever happens to the pid meanwhile.
-type initProc struct {
+type Init struct {
 	pid int
 	fd  int
 }
 
-// openInit opens the process pid that started at start (clock ticks, as
+// OpenInit opens the process pid that started at start (clock ticks, as
 // recorded in the state). nil without an error means it is gone: the pid
 // is free, names a thread of another process (pidfd_open says EINVAL, or
 // ENOENT since Linux 6.9; a pid being released says so too), or names
 // another process (its start time differs).
-func openInit(pid int, start uint64) (*initProc, error) {
+func OpenInit(pid int, start uint64) (*Init, error) {
 	if pid <= 0 {
 		return nil, nil
 	}
@@ -72,20 +76,20 @@ func openInit(pid int, start uint64) (*initProc, error) {
 	default:
 		return nil, fmt.Errorf("pidfd_open %d: %w", pid, err)
 	}
-	p := &initProc{pid: pid, fd: fd}
+	p := &Init{pid: pid, fd: fd}
 	// The start time read after the open is the fd's process's as long
 	// as that process has not exited by the poll after it: until then
 	// the pid stays its own.
-	_, s, err := procStat(pid)
-	if err != nil || s != start || p.exited() {
-		p.close()
+	_, s, err := Stat(pid)
+	if err != nil || s != start || p.Exited() {
+		p.Close()
 		return nil, nil
 	}
 	return p, nil
 }
 
-// exited reports whether the process has exited (a zombie has).
-func (p *initProc) exited() bool {
+// Exited reports whether the process has exited (a zombie has).
+func (p *Init) Exited() bool {
 	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
 	for {
 		n, err := unix.Poll(fds, 0)
@@ -96,13 +100,13 @@ func (p *initProc) exited() bool {
 	}
 }
 
-// signal sends sig; a process that has exited meanwhile is ESRCH.
-func (p *initProc) signal(sig unix.Signal) error {
+// Signal sends sig; a process that has exited meanwhile is ESRCH.
+func (p *Init) Signal(sig unix.Signal) error {
 	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
 }
 
-// wait blocks until the process has exited.
-func (p *initProc) wait() error {
+// Wait blocks until the process has exited.
+func (p *Init) Wait() error {
 	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
 	for {
 		_, err := unix.Poll(fds, -1)
@@ -116,12 +120,13 @@ func (p *initProc) wait() error {
 	}
 }
 
-func (p *initProc) close() { unix.Close(p.fd) }
+// Close closes the pidfd.
+func (p *Init) Close() { unix.Close(p.fd) }
 
-// killAndReap kills pid, a child (or orphan: husk is a subreaper) of this
+// KillAndReap kills pid, a child (or orphan: husk is a subreaper) of this
 // process, and reaps it so that no zombie is left. It undoes a start that
 // failed after the process was made.
-func killAndReap(pid int) {
+func KillAndReap(pid int) {
 	unix.Kill(pid, unix.SIGKILL)
 	var ws unix.WaitStatus
 	for {
@@ -131,20 +136,20 @@ func killAndReap(pid int) {
 	}
 }
 
-// setSubreaper makes this process adopt its orphaned descendants, so the
+// SetSubreaper makes this process adopt its orphaned descendants, so the
 // container's init (a grandchild: nsexec forks it) can be waited for and
 // reaped by create and run.
-func setSubreaper() error {
+func SetSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	return nil
 }
 
-// nsPid is pid as its own pid namespace sees it (the last NSpid of
+// NsPid is pid as its own pid namespace sees it (the last NSpid of
 // /proc/PID/status): 1 for a container's init in a pid namespace of its
 // own. pid itself when it cannot be read.
-func nsPid(pid int) int {
+func NsPid(pid int) int {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return pid

@@ -1,4 +1,4 @@
-package libcontainer
+package proc
 
 import (
 	"os/exec"
@@ -10,7 +10,7 @@ import (
 
 // TestOpenInitGone: a recorded init whose pid is free, names a thread of
 // another process, or a process that started at another time is gone:
-// openInit opens nothing, and so signals nothing.
+// OpenInit opens nothing, and so signals nothing.
 func TestOpenInitGone(t *testing.T) {
 	cmd := exec.Command("sleep", "100")
 	if err := cmd.Start(); err != nil {
@@ -18,11 +18,11 @@ func TestOpenInitGone(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
-	_, start, err := procStat(pid)
+	_, start, err := Stat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := openInit(pid, start+1); p != nil || err != nil {
+	if p, err := OpenInit(pid, start+1); p != nil || err != nil {
 		t.Errorf("another start time: %v %v, want gone", p, err)
 	}
 	// A thread of this process that is not its leader.
@@ -36,28 +36,28 @@ func TestOpenInitGone(t *testing.T) {
 	tid := <-tids
 	defer close(release)
 	if tid != unix.Getpid() {
-		_, tstart, _ := procStat(tid)
-		if p, err := openInit(tid, tstart); p != nil || err != nil {
+		_, tstart, _ := Stat(tid)
+		if p, err := OpenInit(tid, tstart); p != nil || err != nil {
 			t.Errorf("thread %d: %v %v, want gone", tid, p, err)
 		}
 	}
-	if p, err := openInit(0, 0); p != nil || err != nil {
+	if p, err := OpenInit(0, 0); p != nil || err != nil {
 		t.Errorf("pid 0: %v %v, want gone", p, err)
 	}
 
-	p, err := openInit(pid, start)
+	p, err := OpenInit(pid, start)
 	if err != nil || p == nil {
 		t.Fatalf("the live process: %v %v", p, err)
 	}
-	defer p.close()
-	if err := p.signal(unix.SIGKILL); err != nil {
+	defer p.Close()
+	if err := p.Signal(unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if err := p.wait(); err != nil {
+	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := openInit(pid, start); p != nil || err != nil {
+	if p, err := OpenInit(pid, start); p != nil || err != nil {
 		t.Errorf("after it was reaped: %v %v, want gone", p, err)
 	}
 }
