@@ -60,6 +60,8 @@ build() {
 	cp -a "$tmp/stage$prefix/." "$tmp/out/"
 	# Another build may have finished first: the first rename wins.
 	mv -T "$tmp/out" "$prefix" 2>/dev/null || true
+	rm -rf "$tmp" # here, not only in the trap: the exec below skips EXIT traps
+	trap - EXIT
 }
 
 [ -e "$prefix/lib/libseccomp.a" ] || build >&2
