@@ -20,7 +20,7 @@ import (
 // time is what husk's process structure alone costs, against which to
 // read the parallel row's husk/crun ratio. Two more jobs replace husk
 // with the smallest Go program (an empty main), without cgo and with it
-// (static, as husk is): the least any two Go runtimes can cost.
+// (static against musl, as husk is): the least any two Go runtimes can cost.
 
 // crunFloor names crun's floor job, which the report reads back.
 const crunFloor = "crun --version, then true"
@@ -36,7 +36,7 @@ type floorJob struct {
 // floorJobs are the jobs of a floor batch: husk's (first), crun's when
 // crun is there (its one process, then true), and the empty Go
 // programs', without cgo and with it. They are built into work; when a
-// build fails (no go command, no static glibc) its job is left out, with
+// build fails (no go command, no musl-gcc) its job is left out, with
 // the reason in skipped.
 func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped string) {
 	tru := []string{busybox, "true"}
@@ -62,7 +62,7 @@ func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped strin
 }
 
 // buildEmptyGo builds `func main() {}` into work: without cgo, or with an
-// empty cgo preamble, linked statically against glibc as husk is (every
+// empty cgo preamble, linked statically against musl as husk is (every
 // husk process has cgo: nsenter's constructor runs before the runtime).
 func buildEmptyGo(work string, cgo bool) (string, error) {
 	name := map[bool]string{false: "emptygo", true: "emptycgo"}[cgo]
@@ -76,7 +76,7 @@ func buildEmptyGo(work string, cgo bool) (string, error) {
 	if cgo {
 		main = "package main\n\nimport \"C\"\n\nfunc main() {}\n"
 		args = []string{"build", "-ldflags", "-linkmode external -extldflags -static", "-o", name, "."}
-		env = []string{"CGO_ENABLED=1", "GOFLAGS="}
+		env = []string{"CGO_ENABLED=1", "CC=musl-gcc", "GOFLAGS="}
 	}
 	files := map[string]string{"go.mod": "module " + name + "\n", "main.go": main}
 	for file, text := range files {
