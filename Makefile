@@ -43,10 +43,10 @@ HUSK_BUILD_CACHE ?= /var/cache/husk-build
 export HUSK_BUILD_CACHE
 
 # Debian packages building husk needs (cgo and libseccomp; musl-tools,
-# gperf and curl for build/musl.sh; glibc's for `go test` and a plain
+# gperf, curl, patch and xz-utils for build/musl.sh; glibc's for `go test` and a plain
 # `go build`); every target that compiles installs the missing ones, so
 # `make demo` and `make test` work on a Debian with only Go installed.
-BUILD_DEPS := gcc libc6-dev pkg-config libseccomp-dev musl-tools gperf curl make git ca-certificates
+BUILD_DEPS := gcc libc6-dev pkg-config libseccomp-dev musl-tools gperf curl patch xz-utils make git ca-certificates
 
 # The demo's bundle: a static busybox and jq to set the demo's args.
 DEMO_DEPS  := busybox-static jq
