@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# The launcher attacked as issue 33 found it open at d3f0ee8: a cwd that
+# leads out of the root, a session keyring joined by name, mounts inside
+# /proc and exec.fifo reached through the container's /proc, an exec's
+# frames and log lines forged through its forked child, an image's
+# /etc/passwd that never ends.
+
+load helpers
+
+setup() {
+	setup_husk
+	MARKER="husk-escape-$$-$RANDOM"
+}
+
+teardown() {
+	rm -f "/tmp/$MARKER"
+	restore_sysctls
+	teardown_husk
+}
+
+# host_sleeper DIR [UID]: a host process (sleep) with DIR as its cwd, run
+# as UID (default root); its pid in HOST_PID.
+host_sleeper() {
+	local dir="$1" uid="${2:-0}"
+	(cd "$dir" && exec setpriv --reuid "$uid" --regid "$uid" --clear-groups sleep 1000) </dev/null >/dev/null 2>&1 3>&- &
+	HOST_PID=$!
+	track_bg "$HOST_PID"
+}
+
+# escape_cwd_script: writes a marker in its cwd and in tmp/ of it (the
+# host's /tmp when the cwd is the host's root).
+escape_cwd_script() {
+	echo "echo escaped >$MARKER 2>/dev/null; echo escaped >tmp/$MARKER 2>/dev/null; pwd"
+}
+
+# assert_not_escaped DIR WHAT: no marker in DIR nor in the host's /tmp.
+assert_not_escaped() {
+	[ ! -e "$1/$MARKER" ] || fail "$2 wrote in the host's $1"
+	[ ! -e "/tmp/$MARKER" ] || fail "$2 wrote in the host's /tmp"
+}
+
+# run_refused_cwd CWD HOSTDIR: husk run with process.cwd CWD is refused
+# naming it, wrote nothing on the host, left nothing.
+run_refused_cwd() {
+	local id
+	update_config --arg c "$1" '.process.cwd = $c'
+	set_args sh -c "$(escape_cwd_script)"
+	id="$(new_id)"
+	run husk run --bundle "$BUNDLE" "$id" </dev/null
+	echo "process.cwd $1 as uid $(jq .process.user.uid "$BUNDLE/config.json"): $status $output"
+	assert_not_escaped "$2" "process.cwd $1"
+	[ "$status" -ne 0 ] || fail "process.cwd $1 ran: $output"
+	assert_contains "$output" "process.cwd: chdir \"$1\""
+	assert_no_container "$id"
+}
+
+@test "finding 1: process.cwd and exec --cwd /proc/PID/cwd and /proc/PID/root of a host process never start in the host's filesystem, as root and as the user" {
+	local hostdir="$TEST_DIR/hostdir" cwd id
+	mkdir "$hostdir"
+	# No pid namespace: the container's /proc shows the host's processes.
+	del_ns pid
+	host_sleeper "$hostdir"
+	for cwd in "/proc/$HOST_PID/cwd" "/proc/$HOST_PID/root" /proc/1/root; do
+		run_refused_cwd "$cwd" "$hostdir"
+	done
+
+	update_config '.process.cwd = "/"'
+	set_args sleep 1000
+	id="$(new_id)"
+	run_bg "$id"
+	for cwd in "/proc/$HOST_PID/cwd" "/proc/$HOST_PID/root"; do
+		run husk exec --cwd "$cwd" "$id" sh -c "$(escape_cwd_script)" </dev/null
+		echo "exec --cwd $cwd: $status $output"
+		assert_not_escaped "$hostdir" "exec --cwd $cwd"
+		[ "$status" -ne 0 ] || fail "exec --cwd $cwd ran: $output"
+		assert_contains "$output" "process.cwd: chdir \"$cwd\""
+	done
+	husk delete --force "$id"
+}
+
+@test "finding 1: a cwd only the user may enter is entered as the user, and still inside the root (uid 1000, a host process of uid 1000)" {
+	local hostdir="$TEST_DIR/userdir"
+	mkdir "$hostdir"
+	chown 1000:1000 "$hostdir"
+	chmod 0700 "$hostdir"
+	del_ns pid
+	host_sleeper "$hostdir" 1000
+	# Root without CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE
+	# cannot follow the link of uid 1000's process: only the user may.
+	update_config '.process.user = {uid: 1000, gid: 1000}
+		| .process.capabilities = {bounding: ["CAP_SETUID", "CAP_SETGID"], effective: [], permitted: []}'
+	run_refused_cwd "/proc/$HOST_PID/cwd" "$hostdir"
+
+	# The same user's own directory in the rootfs is still entered.
+	mkdir -p "$BUNDLE/rootfs/home/user/private"
+	chown 1000:1000 "$BUNDLE/rootfs/home/user/private"
+	chmod 0700 "$BUNDLE/rootfs/home/user/private"
+	update_config '.process.cwd = "/home/user/private"'
+	set_args pwd
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	[ "$output" = /home/user/private ] || fail "output: $output"
+}
+
