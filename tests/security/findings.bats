@@ -101,3 +101,43 @@ run_refused_cwd() {
 	[ "$output" = /home/user/private ] || fail "output: $output"
 }
 
+# keyring_tool: tests/cmd/keyring in the rootfs as /bin/keyring.
+keyring_tool() {
+	cp "$(static_tool keyring)" "$BUNDLE/rootfs/bin/keyring" || fail "cannot build keyring"
+}
+
+@test "finding 2: a container that makes its session keyring joinable and plants a key there is not joined by a later container or exec" {
+	local planter victim out
+	keyring_tool
+	set_args sh -c "keyring plant $MARKER && exec sleep 1000"
+	planter="$(new_id)"
+	run_bg "$planter"
+	# Its process said "planted" (stdout to a file): wait for the line.
+	for _ in $(seq 100); do
+		grep -q planted "$TEST_DIR/$planter.out" && break
+		sleep 0.1
+	done
+	cat "$TEST_DIR/$planter.out" "$TEST_DIR/$planter.err"
+	grep -q planted "$TEST_DIR/$planter.out" || fail "the planter did not plant: $(cat "$TEST_DIR/$planter.err")"
+
+	set_args keyring find
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	echo "a later container: $output"
+	[[ "$output" != *"found $MARKER"* ]] || fail "a later container joined the planter's keyring: $output"
+	[[ "$output" == none* ]] || fail "a later container: $output"
+
+	set_args sleep 1000
+	victim="$(new_id)"
+	run_bg "$victim"
+	for out in "$victim" "$planter"; do
+		run -0 husk exec "$out" keyring find
+		echo "an exec into $out: $output"
+		[[ "$output" != *"found $MARKER"* ]] || fail "an exec into $out joined the planter's keyring: $output"
+	done
+
+	# --no-new-keyring: the process keeps the caller's (no "_ses" made).
+	set_args keyring find
+	run -0 husk run --no-new-keyring --bundle "$BUNDLE" "$(new_id)" </dev/null
+	echo "--no-new-keyring: $output"
+	[[ "$output" != *"found $MARKER"* ]] || fail "--no-new-keyring: $output"
+}
