@@ -17,7 +17,7 @@
  * noNewPrivileges (without it, the setup after the early filter runs
  * under it, as in runc: openat, openat2, fchdir and getcwd for the cwd
  * (cwd.c; chdir where openat2 is refused), prctl, setgroups, setresgid,
- * setresuid, capset, openat and read of /etc/passwd, stat and
+ * setresuid, capset, openat, fstat and read of /etc/passwd, stat and
  * faccessat2). After
  * the last step the launch makes only these syscalls, which a profile
  * must allow: an exec's launcher clone (the fork), close, write and read

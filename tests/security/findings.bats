@@ -141,3 +141,65 @@ keyring_tool() {
 	echo "--no-new-keyring: $output"
 	[[ "$output" != *"found $MARKER"* ]] || fail "--no-new-keyring: $output"
 }
+
+# run_files CMD...: like bats' run, with the output through a file: a
+# launcher that hangs holds its stdio, never bats' pipe.
+run_files() {
+	status=0
+	"$@" </dev/null >"$TEST_DIR/run.out" 2>&1 3>&- || status=$?
+	output="$(cat "$TEST_DIR/run.out")"
+}
+
+# passwd_fails WHAT: run and exec (both fill HOME from /etc/passwd) fail
+# saying "process.user: /etc/passwd: WHAT", promptly (a launcher that
+# reads forever is stopped by HUSK_TIMEOUT, and the test fails), leaving
+# nothing.
+passwd_fails() {
+	local id HUSK_TIMEOUT=30
+	set_args true
+	id="$(new_id)"
+	run_files husk run --bundle "$BUNDLE" "$id"
+	echo "run: $status $output"
+	[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "run hung on /etc/passwd ($1)"
+	[ "$status" -ne 0 ] || fail "run did not fail: $output"
+	assert_contains "$output" "process.user: /etc/passwd: $1"
+	assert_no_container "$id"
+}
+
+@test "finding 5: an image's /etc/passwd that is /dev/zero, a FIFO, a directory or huge fails run and exec naming the file, never hangs" {
+	local id what HUSK_TIMEOUT=30
+	# A running container first, /etc/passwd still a good one: exec
+	# reads the file as it is at exec time.
+	update_config '.process.env = ["PATH=/bin:/sbin"]'
+	set_args sleep 1000
+	id="$(new_id)"
+	run_bg "$id"
+	for what in zero fifo dir huge; do
+		rm -rf "$BUNDLE/rootfs/etc/passwd"
+		case $what in
+		zero) ln -s /dev/zero "$BUNDLE/rootfs/etc/passwd" ;;
+		fifo) mkfifo "$BUNDLE/rootfs/etc/passwd" ;;
+		dir) mkdir "$BUNDLE/rootfs/etc/passwd" ;;
+		huge) truncate -s 1T "$BUNDLE/rootfs/etc/passwd" ;;
+		esac
+		local want="not a regular file"
+		[ "$what" != huge ] || want="larger than"
+		passwd_fails "$want"
+		run_files husk exec "$id" true
+		echo "exec ($what): $status $output"
+		[ "$status" -ne 124 ] && [ "$status" -ne 137 ] || fail "exec hung on /etc/passwd ($what)"
+		[ "$status" -ne 0 ] || fail "exec did not fail ($what): $output"
+		assert_contains "$output" "process.user: /etc/passwd: $want"
+	done
+	# A line longer than 64 KiB, as runc's reader refuses it.
+	{ head -c 70000 /dev/zero | tr '\0' a; echo ':x:0:0::/root:/bin/sh'; } >"$BUNDLE/rootfs/etc/passwd"
+	passwd_fails "line 1 longer than"
+	# A HOME the config gives is not looked up: no file is read.
+	update_config '.process.env = ["PATH=/bin:/sbin", "HOME=/given"]'
+	rm -f "$BUNDLE/rootfs/etc/passwd"
+	ln -s /dev/zero "$BUNDLE/rootfs/etc/passwd"
+	set_args sh -c 'echo $HOME'
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	[ "$output" = /given ] || fail "HOME: $output"
+	husk delete --force "$id"
+}
