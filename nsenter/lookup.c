@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,8 +31,9 @@
  * a device (/dev/zero) is refused before any read (opening it is no more
  * than the container's own processes may do: the devices cgroup applies
  * to the launcher too). Returns the fd; -2 when the file cannot be
- * opened (the caller goes on without it, as runc does); -1 with l->err
- * naming field and path when it is not a file to read.
+ * opened, or is /dev/null (a masked path: empty, as runc reads it): the
+ * caller goes on without it, as runc does; -1 with l->err naming field
+ * and path when it is not a file to read.
  */
 static int open_bounded(struct husk_launch *l, const char *path, off_t max, const char *field)
 {
@@ -43,6 +45,10 @@ static int open_bounded(struct husk_launch *l, const char *path, off_t max, cons
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return husk_launch_errf(l, "%s: %s: fstat: %s", field, path, husk_errtext(errno));
+	}
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) {
+		close(fd);
+		return -2;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
