@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +56,9 @@ func readonlyDev(c *configs.Config) error {
 // mountOne mounts m at its destination, resolved inside the rootfs, then
 // applies its propagation flags.
 func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
+	if err := checkProcDest(r, m); err != nil {
+		return err
+	}
 	switch {
 	case c.SourceOutside(m) && r.openSource != nil:
 		return bindOutside(r, m, i)
@@ -82,6 +86,18 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 		return err
 	}
 	return finishMount(r, m)
+}
+
+// checkProcDest refuses m when its destination, its symlinks resolved
+// inside the rootfs, lies inside /proc (configs.CheckProcMount): the
+// config's path was checked as written, this is where it leads.
+func checkProcDest(r *rootDir, m *configs.Mount) error {
+	joined, err := securejoin.SecureJoin(r.path, m.Destination)
+	if err != nil {
+		return fmt.Errorf("resolve %q in rootfs: %w", m.Destination, err)
+	}
+	dest, _ := configs.UnderRoot(r.path, joined)
+	return configs.CheckProcMount(dest, m.Device, m.IsBind() || m.Device == "bind")
 }
 
 // mountSource is the mount's source, or its type when it has none.

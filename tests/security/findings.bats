@@ -194,6 +194,12 @@ passwd_fails() {
 	# A line longer than 64 KiB, as runc's reader refuses it.
 	{ head -c 70000 /dev/zero | tr '\0' a; echo ':x:0:0::/root:/bin/sh'; } >"$BUNDLE/rootfs/etc/passwd"
 	passwd_fails "line 1 longer than"
+	# /dev/null (a masked /etc/passwd) reads empty, as in runc: HOME=/.
+	rm -f "$BUNDLE/rootfs/etc/passwd"
+	ln -s /dev/null "$BUNDLE/rootfs/etc/passwd"
+	set_args sh -c 'echo $HOME'
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	[ "$output" = / ] || fail "HOME with /dev/null as /etc/passwd: $output"
 	# A HOME the config gives is not looked up: no file is read.
 	update_config '.process.env = ["PATH=/bin:/sbin", "HOME=/given"]'
 	rm -f "$BUNDLE/rootfs/etc/passwd"
@@ -202,4 +208,84 @@ passwd_fails() {
 	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
 	[ "$output" = /given ] || fail "HOME: $output"
 	husk delete --force "$id"
+}
+
+# fake_proc_dir DIR: a directory that looks like /proc/PID to an open of
+# PID/fd/N: fd/N for every N a symlink to /ran.fifo-target (a regular
+# file), so that reopening exec.fifo through it opens a file and does not
+# block.
+fake_proc_dir() {
+	local n
+	mkdir -p "$1/fd"
+	for n in $(seq 0 64); do
+		ln -s /out/target "$1/fd/$n"
+	done
+}
+
+# ran_out: the container's /out, a host directory, where its process
+# says it ran.
+ran_out() {
+	mkdir -p "$TEST_DIR/out"
+	: >"$TEST_DIR/out/target"
+	update_config --arg s "$TEST_DIR/out" '.mounts += [{destination: "/out", type: "bind", source: $s, options: ["rbind"]}]'
+	set_args sh -c 'echo ran >/out/ran'
+}
+
+@test "finding 3: mounts inside /proc are refused naming the field and the value (runc's exceptions kept), leaving nothing" {
+	local dest id n
+	fake_proc_dir "$BUNDLE/rootfs/fakeproc"
+	ran_out
+	cp "$BUNDLE/config.json" "$TEST_DIR/config.keep"
+	for dest in /proc/1 /proc/self /proc/sys /proc/../proc/1/fd; do
+		cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
+		update_config --arg d "$dest" '.mounts += [{destination: $d, type: "bind", source: "rootfs/fakeproc", options: ["rbind"]}]'
+		n="$(jq '.mounts | length - 1' "$BUNDLE/config.json")"
+		id="$(new_id)"
+		run_files husk create --bundle "$BUNDLE" "$id"
+		echo "$dest: $status $output"
+		[ ! -e "$TEST_DIR/out/ran" ] || fail "a mount at $dest started the process during create"
+		[ "$status" -ne 0 ] || fail "a mount at $dest was accepted"
+		assert_contains "$output" "mounts[$n].destination" "cannot be mounted because it is inside /proc"
+		assert_no_container "$id"
+	done
+	# Through a symlink of the rootfs: refused where it leads.
+	cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
+	ln -s /proc "$BUNDLE/rootfs/procalias"
+	update_config '.mounts += [{destination: "/procalias/1", type: "bind", source: "rootfs/fakeproc", options: ["rbind"]}]'
+	id="$(new_id)"
+	run_files husk create --bundle "$BUNDLE" "$id"
+	echo "/procalias/1: $status $output"
+	[ ! -e "$TEST_DIR/out/ran" ] || fail "a mount at /procalias/1 started the process during create"
+	[ "$status" -ne 0 ] || fail "a mount at /procalias/1 was accepted"
+	assert_contains "$output" '"/proc/1" cannot be mounted because it is inside /proc'
+	assert_no_container "$id"
+	# Not a proc on /proc.
+	cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
+	update_config '(.mounts[] | select(.destination == "/proc")) |= {destination: "/proc", type: "tmpfs", source: "tmpfs"}'
+	run_files husk create --bundle "$BUNDLE" "$(new_id)"
+	[ "$status" -ne 0 ] || fail "a tmpfs on /proc was accepted"
+	assert_contains "$output" "destination" '"/proc" cannot be mounted because it is not of type proc'
+	# lxcfs's files stay allowed.
+	cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
+	echo "fake cpuinfo" >"$TEST_DIR/cpuinfo"
+	update_config --arg s "$TEST_DIR/cpuinfo" '.mounts += [{destination: "/proc/cpuinfo", type: "bind", source: $s, options: ["bind", "ro"]}]'
+	set_args cat /proc/cpuinfo
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	[ "$output" = "fake cpuinfo" ] || fail "/proc/cpuinfo: $output"
+}
+
+@test "finding 3: exec.fifo is never reopened through a path the container's mounts can change (a volume on /proc/1 made by a createContainer hook)" {
+	local id
+	fake_proc_dir "$BUNDLE/rootfs/fakeproc"
+	ran_out
+	# The hook runs in the container's mount namespace, after the mounts.
+	update_config --arg r "$BUNDLE/rootfs" '.hooks.createContainer = [{path: "/bin/sh",
+		args: ["sh", "-c", "mount --bind \($r)/fakeproc \($r)/proc/1"]}]'
+	id="$(new_id)"
+	run_files husk create --bundle "$BUNDLE" "$id"
+	echo "create: $status $output"
+	[ ! -e "$TEST_DIR/out/ran" ] || fail "a volume on /proc/1 started the process during create"
+	[ "$status" -ne 0 ] || fail "create succeeded with a mount on the container's /proc/1: $(husk state "$id")"
+	assert_contains "$output" "exec.fifo"
+	assert_no_container "$id"
 }
