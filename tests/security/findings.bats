@@ -39,8 +39,9 @@ assert_not_escaped() {
 	[ ! -e "/tmp/$MARKER" ] || fail "$2 wrote in the host's /tmp"
 }
 
-# run_refused_cwd CWD HOSTDIR: husk run with process.cwd CWD is refused
-# naming it, wrote nothing on the host, left nothing.
+# run_refused_cwd CWD HOSTDIR [TEXT]: husk run with process.cwd CWD is
+# refused naming it (and saying TEXT), wrote nothing on the host, left
+# nothing.
 run_refused_cwd() {
 	local id
 	update_config --arg c "$1" '.process.cwd = $c'
@@ -50,7 +51,7 @@ run_refused_cwd() {
 	echo "process.cwd $1 as uid $(jq .process.user.uid "$BUNDLE/config.json"): $status $output"
 	assert_not_escaped "$2" "process.cwd $1"
 	[ "$status" -ne 0 ] || fail "process.cwd $1 ran: $output"
-	assert_contains "$output" "process.cwd: chdir \"$1\""
+	assert_contains "$output" "process.cwd: chdir \"$1\"" "${3:-}"
 	assert_no_container "$id"
 }
 
@@ -63,6 +64,18 @@ run_refused_cwd() {
 	for cwd in "/proc/$HOST_PID/cwd" "/proc/$HOST_PID/root" /proc/1/root; do
 		run_refused_cwd "$cwd" "$hostdir"
 	done
+
+	# A filter that refuses openat2 (EPERM): runc's way, chdir, then the
+	# getcwd check.
+	update_config '.process.noNewPrivileges = false
+		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["openat2"], action: "SCMP_ACT_ERRNO"}]}'
+	run_refused_cwd "/proc/$HOST_PID/cwd" "$hostdir" \
+		"current working directory is outside of container mount namespace root -- possible container breakout detected"
+	update_config '.process.cwd = "/etc"'
+	set_args pwd
+	run -0 husk run --bundle "$BUNDLE" "$(new_id)" </dev/null
+	[ "$output" = /etc ] || fail "cwd /etc without openat2: $output"
+	update_config 'del(.linux.seccomp)'
 
 	update_config '.process.cwd = "/"'
 	set_args sleep 1000
