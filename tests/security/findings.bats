@@ -278,6 +278,14 @@ ran_out() {
 	run_files husk create --bundle "$BUNDLE" "$(new_id)"
 	[ "$status" -ne 0 ] || fail "a tmpfs on /proc was accepted"
 	assert_contains "$output" "destination" '"/proc" cannot be mounted because it is not of type proc'
+	# A bind on /proc of a directory that is not a procfs.
+	cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
+	update_config '(.mounts[] | select(.destination == "/proc")) |= {destination: "/proc", type: "bind", source: "rootfs/fakeproc", options: ["rbind"]}'
+	id="$(new_id)"
+	run_files husk create --bundle "$BUNDLE" "$id"
+	[ "$status" -ne 0 ] || fail "a bind of a directory on /proc was accepted"
+	assert_contains "$output" '"/proc" cannot be mounted because it is not of type proc'
+	assert_no_container "$id"
 	# lxcfs's files stay allowed.
 	cp "$TEST_DIR/config.keep" "$BUNDLE/config.json"
 	echo "fake cpuinfo" >"$TEST_DIR/cpuinfo"
