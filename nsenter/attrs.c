@@ -111,11 +111,17 @@ static int set_mempolicy(struct husk_launch *l)
 				husk_errtext(errno));
 }
 
-/* Opens the session keyring's replacement: as runc, a container's process
- * never shares its caller's. ENOSYS: a kernel without keys. */
+/*
+ * Joins a new anonymous session keyring: as in runc, a container's process
+ * never shares its caller's. Not one joined by name: joining "_ses" (or
+ * runc's "_ses.<container id>") takes any keyring of that name its
+ * caller may search, one a container made searchable and planted keys in
+ * included. So each process, init's and every exec's, has its own (runc's
+ * execs share init's). ENOSYS: a kernel without keys.
+ */
 static int join_keyring(struct husk_launch *l)
 {
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "_ses") < 0 && errno != ENOSYS)
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
 		return husk_launch_errf(l, "join a new session keyring: %s", husk_errtext(errno));
 	return 0;
 }

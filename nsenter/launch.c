@@ -11,11 +11,14 @@
  * Order: the pty (exec), the controlling tty (init), attributes (attrs.c),
  * the filter early without noNewPrivileges (loading it then needs
  * CAP_SYS_ADMIN, and it then applies to the rest of the setup, as in
- * runc), cwd as root, credentials (creds.c), cwd again as the user,
+ * runc), cwd as root (cwd.c: inside the root only), credentials
+ * (creds.c), cwd again as the user,
  * HOME and the PATH lookup (lookup.c), the filter last with
  * noNewPrivileges (without it, the setup after the early filter runs
- * under it, as in runc: chdir, prctl, setgroups, setresgid, setresuid,
- * capset, openat and read of /etc/passwd, stat and faccessat2). After
+ * under it, as in runc: openat, openat2, fchdir and getcwd for the cwd
+ * (cwd.c; chdir where openat2 is refused), prctl, setgroups, setresgid,
+ * setresuid, capset, openat, fstat and read of /etc/passwd, stat and
+ * faccessat2). After
  * the last step the launch makes only these syscalls, which a profile
  * must allow: an exec's launcher clone (the fork), close, write and read
  * (frames, its pipes to the forked process), sendmsg (a listener),
@@ -126,16 +129,6 @@ static int load_seccomp(struct husk_launch *l)
 	return 0;
 }
 
-/* cwd: 1 when entered as root; 0 when only the user may (EACCES, EPERM). */
-static int chdir_before_user(struct husk_launch *l)
-{
-	if (chdir(l->plan->cwd) == 0)
-		return 1;
-	if (errno == EACCES || errno == EPERM)
-		return 0;
-	return husk_launch_errf(l, "process.cwd: chdir \"%s\": %s", l->plan->cwd, husk_errtext(errno));
-}
-
 /* The process's stdio is the slave of a new pty (exec with a terminal). */
 static int open_tty(struct husk_launch *l)
 {
@@ -184,12 +177,12 @@ int husk_launch_prepare(struct husk_launch *l)
 		return husk_launch_errf(l, "linux.seccomp.listenerPath: %s", husk_errtext(errno));
 	if (p->filter && !p->no_new_privs && load_seccomp(l) < 0)
 		return -1;
-	if ((cwd_done = chdir_before_user(l)) < 0)
+	if ((cwd_done = husk_enter_cwd(l, 0)) < 0)
 		return -1;
 	if (husk_set_credentials(l) < 0)
 		return -1;
-	if (!cwd_done && chdir(p->cwd) < 0)
-		return husk_launch_errf(l, "process.cwd: chdir \"%s\": %s", p->cwd, husk_errtext(errno));
+	if (!cwd_done && husk_enter_cwd(l, 1) < 0)
+		return -1;
 	if (p->fill_home && husk_fill_home(l) < 0)
 		return -1;
 	if (husk_look_path(l) < 0)

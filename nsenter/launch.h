@@ -102,6 +102,9 @@ int husk_sched_after_fork(const struct husk_plan *p);
 int husk_set_credentials(struct husk_launch *l); /* creds.c */
 /* creds.c: capability v's name ("CAP_KILL"), or "cap(v)" in buf. */
 const char *husk_cap_name(uint32_t v, char *buf, size_t n);
+/* cwd.c: process.cwd entered inside the root: 1, or 0 when only the
+ * user may enter it (EACCES, EPERM; as_user 0), or -1. */
+int husk_enter_cwd(struct husk_launch *l, int as_user);
 int husk_fill_home(struct husk_launch *l);       /* lookup.c */
 int husk_look_path(struct husk_launch *l);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,31 +19,109 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* What the launcher reads of /etc/passwd at most: more than any real
+ * one, so that a huge file cannot keep it busy; and a line as long as
+ * runc's reader takes (bufio.Scanner's 64 KiB). */
+#define PASSWD_MAX (64 << 20)
+#define PASSWD_LINE_MAX 65536
+
+/*
+ * Opens path to read it only if it is a regular file of at most max
+ * bytes: O_NONBLOCK, so that a FIFO cannot block the open, and O_NOCTTY;
+ * a device (/dev/zero) is refused before any read (opening it is no more
+ * than the container's own processes may do: the devices cgroup applies
+ * to the launcher too). Returns the fd; -2 when the file cannot be
+ * opened, or is /dev/null (a masked path: empty, as runc reads it): the
+ * caller goes on without it, as runc does; -1 with l->err naming field
+ * and path when it is not a file to read.
+ */
+static int open_bounded(struct husk_launch *l, const char *path, off_t max, const char *field)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -2;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return husk_launch_errf(l, "%s: %s: fstat: %s", field, path, husk_errtext(errno));
+	}
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) {
+		close(fd);
+		return -2;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return husk_launch_errf(l, "%s: %s: not a regular file", field, path);
+	}
+	if (st.st_size > max) {
+		close(fd);
+		return husk_launch_errf(l, "%s: %s: larger than %lld bytes (%lld)", field, path, (long long)max,
+					(long long)st.st_size);
+	}
+	return fd;
+}
+
+/* The home (field 6) of a passwd line if its uid (field 3) is uid and
+ * the home is not empty, else NULL. */
+static const char *home_in(char *line, const char *uid)
+{
+	char *field[7] = {0}, *rest = line;
+	int n = 0;
+
+	while (n < 7 && rest)
+		field[n++] = strsep(&rest, ":");
+	return n >= 6 && strcmp(field[2], uid) == 0 && field[5][0] ? field[5] : NULL;
+}
+
 /* The home of uid in /etc/passwd, "/" without one, into the env's
- * "HOME=" entry (the parent put exactly one there). */
+ * "HOME=" entry (the parent put exactly one there). The file is read in
+ * bounds (open_bounded, PASSWD_LINE_MAX): an image's /etc/passwd that is
+ * /dev/zero, a FIFO or huge fails the launch naming it. */
 int husk_fill_home(struct husk_launch *l)
 {
 	struct husk_plan *p = l->plan;
-	char line[4096], uid[16];
-	const char *home = "/";
-	FILE *f = fopen("/etc/passwd", "re");
+	char buf[PASSWD_LINE_MAX + 1], uid[16], *start, *nl;
+	const char *home = NULL;
+	size_t have = 0, total = 0, lineno = 1;
+	int fd = open_bounded(l, "/etc/passwd", PASSWD_MAX, "process.user");
+	ssize_t n = 1;
 
+	if (fd == -1)
+		return -1;
 	snprintf(uid, sizeof(uid), "%u", p->uid);
-	while (f && fgets(line, sizeof(line), f)) {
-		char *field[7] = {0}, *rest = line;
-		int n = 0;
-
-		line[strcspn(line, "\n")] = '\0';
-		while (n < 7 && rest)
-			field[n++] = strsep(&rest, ":");
-		if (n >= 6 && strcmp(field[2], uid) == 0 && field[5][0]) {
-			home = field[5];
+	while (fd >= 0 && !home && n > 0) {
+		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR) {
+			n = 1;
+			continue;
+		}
+		if (n < 0 || (total += n) > PASSWD_MAX) {
+			close(fd);
+			return husk_launch_errf(l, "process.user: /etc/passwd: %s", n < 0 ? husk_errtext(errno)
+											  : "grew past its size limit");
+		}
+		have += n;
+		buf[have] = '\0';
+		for (start = buf; !home && (nl = memchr(start, '\n', buf + have - start)); start = nl + 1, lineno++) {
+			*nl = '\0';
+			home = home_in(start, uid);
+		}
+		if (!home && n == 0 && start < buf + have) /* the last line, without a newline */
+			home = home_in(start, uid);
+		if (home)
 			break;
+		have -= start - buf;
+		memmove(buf, start, have);
+		if (have == sizeof(buf) - 1) {
+			close(fd);
+			return husk_launch_errf(l, "process.user: /etc/passwd: line %zu longer than %d bytes", lineno,
+						PASSWD_LINE_MAX);
 		}
 	}
-	snprintf(l->home, sizeof(l->home), "HOME=%s", home);
-	if (f)
-		fclose(f);
+	snprintf(l->home, sizeof(l->home), "HOME=%s", home ? home : "/");
+	if (fd >= 0)
+		close(fd);
 	for (size_t i = 0; i < p->envc; i++)
 		if (strcmp(p->envp[i], "HOME=") == 0) {
 			p->envp[i] = l->home;

@@ -24,6 +24,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,14 +238,55 @@ static void take_over(int root, int slave)
 }
 
 /* A directory to reopen exec.fifo through when the container's root
- * has no /proc (a chroot without a mount namespace): the one pid 1 sees
- * before it enters that root, kept close-on-exec until the fifo is open.
- * -1 when the root has its own /proc, or there is no fifo (an exec). */
+ * has no procfs on /proc (a chroot without a mount namespace): the one
+ * pid 1 sees before it enters that root, kept close-on-exec until the
+ * fifo is open. -1 when the root has a procfs of its own on /proc, or
+ * there is no fifo (an exec). */
 static int open_fifo_dir(int root)
 {
-	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0 || faccessat(root, "proc/self/fd", F_OK, 0) == 0)
+	struct statfs fs;
+	int proc;
+
+	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
 		return -1;
+	proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (proc >= 0 && fstatfs(proc, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+		close(proc);
+		return -1;
+	}
+	if (proc >= 0)
+		close(proc);
 	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * Pid 1's own fd directory on the container's /proc, to reopen exec.fifo
+ * through once the filter is in (openat only): opened before the filter,
+ * from a /proc that is a procfs, without crossing a mount. Never by path
+ * at the wait: a volume at /proc/1 or /proc/self/fd would have handed the
+ * open a file the container chose, and started the process during create.
+ */
+static int open_own_fd_dir(struct husk_launch *l)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_XDEV | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+	int proc = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), dir, err;
+	struct statfs fs;
+
+	if (proc < 0 || fstatfs(proc, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC) {
+		err = proc < 0 ? errno : EXDEV;
+		if (proc >= 0)
+			close(proc);
+		return husk_launch_errf(l, "exec.fifo: the container's /proc: %s",
+					proc < 0 ? husk_errtext(err) : "not a procfs");
+	}
+	dir = syscall(SYS_openat2, proc, "self/fd", &how, sizeof(how));
+	err = errno;
+	close(proc);
+	if (dir < 0)
+		return husk_launch_errf(l, "exec.fifo: open /proc/self/fd on the container's procfs without "
+					   "crossing a mount: %s", husk_errtext(err));
+	return dir;
 }
 
 /* Blocks opening exec.fifo until `husk start` opens it, then says go;
@@ -253,17 +298,18 @@ static int wait_for_start(struct husk_launch *l, int dir)
 
 	if (fd < 0)
 		return -1;
-	/* Reopen through /proc (the O_PATH fd was opened on the host side):
-	 * the container's, else the one kept from before the root. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	fifo = openat(dir < 0 ? AT_FDCWD : dir, dir < 0 ? path : path + strlen("/proc/self/fd/"), O_WRONLY | O_CLOEXEC);
+	/* Reopen the O_PATH fd (opened on the host side) through dir: the
+	 * container's /proc/self/fd (open_own_fd_dir), else the one kept
+	 * from before the root. */
+	snprintf(path, sizeof(path), "%d", fd);
+	fifo = openat(dir, path, O_WRONLY | O_CLOEXEC);
 	if (fifo < 0 || write(fifo, "0", 1) != 1) {
-		husk_launch_errf(l, "exec.fifo: %s %s: %s", fifo < 0 ? "open" : "write", path, husk_errtext(errno));
+		husk_launch_errf(l, "exec.fifo: %s /proc/self/fd/%s: %s", fifo < 0 ? "open" : "write", path,
+				 husk_errtext(errno));
 		dprintf(STDERR_FILENO, "husk init: %s\n", l->err);
 		_exit(1);
 	}
-	if (dir >= 0)
-		close(dir);
+	close(dir);
 	return fifo;
 }
 
@@ -307,6 +353,8 @@ void husk_run_init(struct husk_launch *l)
 	close(ch[0]);
 	fifo_dir = open_fifo_dir(root);
 	take_over(root, slave);
+	if (fifo_dir < 0 && husk_env_fd(HUSK_ENV_FIFOFD) >= 0 && (fifo_dir = open_own_fd_dir(l)) < 0)
+		husk_fail("%s", l->err);
 	husk_mark("handover");
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
 		husk_fail("%s", l->err);

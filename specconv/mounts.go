@@ -182,6 +182,9 @@ func (c *converter) mount(field string, m specs.Mount) (*configs.Mount, error) {
 	if m.Type == "bind" {
 		mnt.Flags |= unix.MS_BIND
 	}
+	if err := configs.CheckProcMount(mnt.Destination, m.Type, mnt.IsBind()); err != nil {
+		return nil, fieldErrorf(field+".destination", "%w", err)
+	}
 	if err := c.mountIDMap(field, m, mnt, idmap); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ func bindOutside(r *rootDir, m *configs.Mount, i int) error {
 // bindFd binds the source src at m.Destination: through /proc/self/fd,
 // or, for a detached mount tree (open_tree), attached with move_mount.
 func bindFd(r *rootDir, m *configs.Mount, src int, detached bool) error {
+	if err := checkProcSource(r, m, src); err != nil {
+		return err
+	}
 	st, err := fstat(src)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +56,9 @@ func readonlyDev(c *configs.Config) error {
 // mountOne mounts m at its destination, resolved inside the rootfs, then
 // applies its propagation flags.
 func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
+	if err := checkProcDest(r, m); err != nil {
+		return err
+	}
 	switch {
 	case c.SourceOutside(m) && r.openSource != nil:
 		return bindOutside(r, m, i)
@@ -82,6 +86,46 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 		return err
 	}
 	return finishMount(r, m)
+}
+
+// checkProcDest refuses m when its destination, its symlinks resolved
+// inside the rootfs, lies inside /proc (configs.CheckProcMount): the
+// config's path was checked as written, this is where it leads.
+func checkProcDest(r *rootDir, m *configs.Mount) error {
+	dest, err := resolvedDest(r, m)
+	if err != nil {
+		return err
+	}
+	return configs.CheckProcMount(dest, m.Device, m.IsBind() || m.Device == "bind")
+}
+
+// resolvedDest is m's destination, its symlinks resolved inside the
+// rootfs, as a container path.
+func resolvedDest(r *rootDir, m *configs.Mount) (string, error) {
+	joined, err := securejoin.SecureJoin(r.path, m.Destination)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q in rootfs: %w", m.Destination, err)
+	}
+	dest, _ := configs.UnderRoot(r.path, joined)
+	return dest, nil
+}
+
+// checkProcSource refuses a bind on /proc whose source src is not a
+// procfs, as runc does: a directory of the host's or the image's would
+// be the /proc the container's tools and pid 1 trust.
+func checkProcSource(r *rootDir, m *configs.Mount, src int) error {
+	dest, err := resolvedDest(r, m)
+	if err != nil || dest != "/proc" {
+		return err
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(src, &fs); err != nil {
+		return fmt.Errorf("statfs the source of the bind on /proc: %w", err)
+	}
+	if fs.Type != unix.PROC_SUPER_MAGIC {
+		return fmt.Errorf("%q cannot be mounted because it is not of type proc (the bind's source is not a procfs)", dest)
+	}
+	return nil
 }
 
 // mountSource is the mount's source, or its type when it has none.
