@@ -1,6 +1,7 @@
 package nsenter
 
 import (
+	"bytes"
 	"encoding/binary"
 	"reflect"
 	"strings"
@@ -168,6 +169,70 @@ func TestCapNames(t *testing.T) {
 	for v := 0; v < 64; v++ {
 		if got, want := CapName(uint32(v)), caps.Name(v); got != want {
 			t.Errorf("capability %d: launcher says %q, caps.Name %q", v, got, want)
+		}
+	}
+}
+
+// TestEveryRecordEverywhere: each record on bootstrap.h's list
+// (bootstrap.PlanRecords) is written by the encoder (plan.go), read by
+// the C parser (plan.c) and by the reference decoder (refPlan), and
+// made by the round trip's and the fuzz target's plans (fullPlan,
+// planFrom); and every field of bootstrap.Plan is set in both, so a
+// field without a record fails too. Adding a process attribute cannot
+// be half done.
+func TestEveryRecordEverywhere(t *testing.T) {
+	records := bootstrap.PlanRecords()
+	if len(records) == 0 {
+		t.Fatal("bootstrap.PlanRecords is empty")
+	}
+	for _, c := range []struct {
+		name string
+		plan *bootstrap.Plan
+	}{
+		{"fullPlan (the round trip)", fullPlan()},
+		{"planFrom (the fuzz target's round trip)", planFrom(bytes.Repeat([]byte{0xfd}, 4096))},
+	} {
+		v := reflect.ValueOf(c.plan).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).IsZero() {
+				t.Errorf("%s leaves Plan.%s unset", c.name, v.Type().Field(i).Name)
+			}
+		}
+		b := encode(t, c.plan)
+		have := map[int]bool{}
+		for off := 0; off+8 <= len(b); {
+			n := int(binary.NativeEndian.Uint32(b[off+4:]))
+			have[int(binary.NativeEndian.Uint32(b[off:]))] = true
+			off += 8 + (n+7)/8*8
+		}
+		for _, r := range records {
+			if !have[r.Type] {
+				t.Errorf("%s: no record %s (%d) in what (*Plan).Encode wrote: the encoder or the plan lacks it", c.name, r.Name, r.Type)
+			}
+		}
+		if got, err := ParsePlan(b); err != nil {
+			t.Errorf("%s: the C parser (plan.c): %v", c.name, err)
+		} else if !reflect.DeepEqual(got, c.plan) {
+			t.Errorf("%s: the C parser (plan.c, parse.go) gave\n%+v\nwant\n%+v", c.name, got, c.plan)
+		}
+		if got, err := refPlan(b); err != nil {
+			t.Errorf("%s: the reference decoder (refPlan): %v", c.name, err)
+		} else if !reflect.DeepEqual(got, c.plan) {
+			t.Errorf("%s: the reference decoder gave\n%+v\nwant\n%+v", c.name, got, c.plan)
+		}
+	}
+	// The C parser names each record as the list does, and knows no other.
+	known := map[int]bool{}
+	for _, r := range records {
+		known[r.Type] = true
+		_, err := ParsePlan(append(rec(r.Type, make([]byte, 3)), rec(r.Type, make([]byte, 3))...))
+		if err == nil || !strings.Contains(err.Error(), "record "+r.Name) {
+			t.Errorf("record %s: the C parser says %v", r.Name, err)
+		}
+	}
+	for typ := 0; typ < 40; typ++ {
+		if _, err := ParsePlan(rec(typ, nil)); !known[typ] && (err == nil || !strings.Contains(err.Error(), "unknown record type")) {
+			t.Errorf("type %d is not on the list, the C parser says %v", typ, err)
 		}
 	}
 }
