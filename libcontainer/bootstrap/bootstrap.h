@@ -153,6 +153,21 @@ struct husk_plan_tty {
 /* Set when the parent logs debug lines (--debug): only then do nsexec and
  * init write theirs to the log pipe (each line wakes the parent). */
 #define HUSK_ENV_LOGDEBUG "_HUSK_LOGDEBUG"
+/* The trace file (HUSK_TRACE, libcontainer/trace) a `husk init` appends
+ * its marks to. */
+#define HUSK_ENV_TRACEFD "_HUSK_TRACE_FD"
+
+/*
+ * A line on the log pipe: one JSON object, the level then the message
+ * (quotes and backslashes escaped, control characters made spaces), and
+ * a newline. The parent re-logs it at its level (LogLine in logline.go);
+ * a debug line starts with HUSK_LOG_LINE_HEAD for "debug", so a parent
+ * without --debug skips it undecoded.
+ */
+#define HUSK_LOG_LINE_HEAD "{\"level\":\"%s\",\"msg\":\"" /* printf: level */
+#define HUSK_LOG_LINE_TAIL "\"}\n"
+/* A mark on the trace fd: libcontainer/trace's Record, as one JSON line. */
+#define HUSK_TRACE_RECORD "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n"
 
 /*
  * Go init's end of its channel to the launcher (create only): not passed
