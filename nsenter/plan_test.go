@@ -3,7 +3,10 @@ package nsenter
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -234,5 +237,55 @@ func TestEveryRecordEverywhere(t *testing.T) {
 		if _, err := ParsePlan(rec(typ, nil)); !known[typ] && (err == nil || !strings.Contains(err.Error(), "unknown record type")) {
 			t.Errorf("type %d is not on the list, the C parser says %v", typ, err)
 		}
+	}
+}
+
+// TestEveryPlanFieldIsUsed: each field of struct husk_plan (launch.h) that
+// plan.c fills is read by a launcher step (a .c file other than plan.c):
+// a record parsed but never applied fails here.
+func TestEveryPlanFieldIsUsed(t *testing.T) {
+	comments := regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return comments.ReplaceAllString(string(b), "")
+	}
+	h := read("launch.h")
+	start := strings.Index(h, "struct husk_plan {")
+	if start < 0 {
+		t.Fatal("launch.h: no struct husk_plan")
+	}
+	body := h[start+len("struct husk_plan {"):]
+	body = body[:strings.Index(body, "};")]
+	steps, err := filepath.Glob("*.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code strings.Builder
+	for _, f := range steps {
+		if f != "plan.c" {
+			code.WriteString(read(f))
+		}
+	}
+	ident := regexp.MustCompile(`(\w+)\s*(\[[^\]]*\])?\s*$`)
+	n := 0
+	for _, decl := range strings.Split(body, ";") {
+		for _, part := range strings.Split(decl, ",") {
+			m := ident.FindStringSubmatch(strings.TrimSpace(part))
+			// buf is the parser's own copy of the frame; argc the count
+			// of argv (NULL-terminated for execve) for parse.go's copy.
+			if m == nil || m[1] == "buf" || m[1] == "argc" {
+				continue
+			}
+			n++
+			if !regexp.MustCompile(`(->|\.)` + m[1] + `\b`).MatchString(code.String()) {
+				t.Errorf("struct husk_plan's %s is read by no launcher step (nsenter/*.c but plan.c)", m[1])
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("found only %d fields in struct husk_plan: is the check still reading launch.h?", n)
 	}
 }
