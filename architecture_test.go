@@ -147,3 +147,22 @@ var placeholder = regexp.MustCompile(`/[A-Z_]+(/|$)`)
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// The libcontainer root holds the Container API, the state store and the
+// state machine, in at most ten files: a job of its own goes to a
+// subpackage (docs/layout.md).
+func TestLibcontainerRootSize(t *testing.T) {
+	files, err := filepath.Glob("libcontainer/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			code = append(code, filepath.Base(f))
+		}
+	}
+	if len(code) > 10 {
+		t.Errorf("libcontainer/ has %d non-test Go files, over ten: %v", len(code), code)
+	}
+}
