@@ -11,6 +11,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/sirupsen/logrus"
@@ -113,9 +114,9 @@ func execAction(cmd *cli.Command) error {
 		return err
 	}
 	defer tty.close()
-	var w *libcontainer.Waiter
+	var w *launch.Waiter
 	if !detach {
-		w = libcontainer.NewWaiter() // before the process exists: SIGTERM and the like are caught
+		w = launch.NewWaiter() // before the process exists: SIGTERM and the like are caught
 	}
 	pid, err := c.Exec(libcontainer.ExecOpts{
 		Process:      p,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/urfave/cli/v3"
 )
@@ -53,9 +54,9 @@ var restoreCommand = &cli.Command{
 				return fmt.Errorf("--console-socket: %w", err)
 			}
 		}
-		var w *libcontainer.Waiter
+		var w *launch.Waiter
 		if !cmd.Bool("detach") {
-			w = libcontainer.NewWaiter()
+			w = launch.NewWaiter()
 		}
 		c, err := libcontainer.Restore(libcontainer.RestoreOpts{
 			Root: cmd.Root().String("root"), ID: id, Bundle: bundle, Config: cfg,

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -20,9 +21,9 @@ var runCommand = &cli.Command{
 		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits (as runc run --keep)"},
 	),
 	Action: func(ctx context.Context, cmd *cli.Command) error {
-		var w *libcontainer.Waiter
+		var w *launch.Waiter
 		if !cmd.Bool("detach") {
-			w = libcontainer.NewWaiter() // before create: SIGTERM and the like are caught
+			w = launch.NewWaiter() // before create: SIGTERM and the like are caught
 		}
 		c, tty, err := createContainer(cmd, cmd.Bool("detach"))
 		if err != nil {

@@ -1,7 +1,10 @@
 package libcontainer
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/cgroup"
@@ -284,4 +287,69 @@ func (c *Container) destroyCgroups() error {
 	}
 	c.removeDelegatedParent()
 	return nil
+}
+
+// signalInitOnly is kill --all for a container without cgroups (rootless
+// where none were writable): there is no list of its processes, so only
+// init is signalled; with its own pid namespace, SIGKILL of init takes
+// every process of the container with it.
+func (c *Container) signalInitOnly(sig unix.Signal) error {
+	if c.Status() == Stopped {
+		return nil
+	}
+	logrus.Debugf("container %s has no cgroups: kill --all signals only its init", c.ID)
+	return c.Signal(sig)
+}
+
+// noCgroups is the error of ps, pause, resume, update and events for a
+// container that has no cgroups, saying why: a rootless container made
+// where its user could write no cgroup has none to list, freeze or limit.
+func (c *Container) noCgroups() error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return fmt.Errorf("container %s has no cgroups recorded", c.ID)
+	}
+	owner := c.State.Owner
+	if owner == "" {
+		owner = "its user"
+	}
+	return fmt.Errorf("container %s has no cgroups: it was created rootless (by %s, without root) where no cgroup was writable, "+
+		"so its processes cannot be listed, frozen or limited; give the user a delegated cgroup v2 subtree (systemd Delegate=yes) or cgroups it owns", c.ID, owner)
+}
+
+// removeDelegatedParent removes DELEGATION/husk, the parent
+// withDelegatedCgroup put a rootless container's cgroup in, once the last
+// container in it is gone (while others remain, rmdir fails and nothing
+// happens): delete leaves nothing in the user's delegated subtree.
+func (c *Container) removeDelegatedParent() {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return
+	}
+	for _, p := range c.State.CgroupPaths {
+		dir := filepath.Dir(p)
+		if filepath.Base(p) == c.ID && filepath.Base(dir) == "husk" {
+			os.Remove(dir)
+		}
+	}
+}
+
+// rootlessJoin is join (moving an exec'd process into the container's
+// cgroups) for a container made rootless: where the kernel refuses the
+// move, the process stays in its caller's cgroup with a warning, as runc
+// does. On cgroup v2 a user may move a process between two cgroups only
+// when it may write cgroup.procs of their common ancestor: a husk exec
+// run from outside the user's delegated subtree (a login shell's
+// session scope) cannot move it in.
+func (c *Container) rootlessJoin(join func(int) error) func(int) error {
+	if c.State.Config == nil || !c.State.Config.RootlessEUID {
+		return join
+	}
+	return func(pid int) error {
+		err := join(pid)
+		if errors.Is(err, os.ErrPermission) {
+			logrus.Warnf("exec: process %d stays in the caller's cgroup, outside container %s's: %v "+
+				"(a user may move processes only within its delegated cgroup subtree: run husk exec from inside it)", pid, c.ID, err)
+			return nil
+		}
+		return err
+	}
 }

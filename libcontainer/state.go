@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/atomicfile"
@@ -262,4 +265,33 @@ func WritePidFile(path string, pid int) error {
 		return fmt.Errorf("pid file %s: %w", path, err)
 	}
 	return atomicfile.Write(abs, []byte(fmt.Sprint(pid)), 0o644)
+}
+
+// ownerName is the user name of the caller, as `list` shows it: from
+// /etc/passwd, as runc reads it, else from the C library's user database
+// (NSS: LDAP, sssd...), which costs a cgo call and nsswitch.conf.
+func ownerName() string {
+	uid := strconv.Itoa(os.Getuid())
+	if name, ok := passwdName("/etc/passwd", uid); ok {
+		return name
+	}
+	if u, err := user.LookupId(uid); err == nil {
+		return u.Username
+	}
+	return "#" + uid
+}
+
+// passwdName finds uid's name in a passwd file (name:x:uid:...).
+func passwdName(path, uid string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(line, ":", 4)
+		if len(f) == 4 && f[2] == uid && f[0] != "" && !strings.HasPrefix(f[0], "+") && !strings.HasPrefix(f[0], "-") {
+			return f[0], true
+		}
+	}
+	return "", false
 }

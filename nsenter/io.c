@@ -78,7 +78,7 @@ int husk_debug_on(void)
 }
 
 /*
- * husk_logf: one JSON line {"level":"...","msg":"..."} on the log pipe;
+ * husk_logf: one JSON line (bootstrap.h: HUSK_LOG_LINE_*) on the log pipe;
  * the parent re-logs it to --log in --log-format.
  */
 void husk_logf(const char *level, const char *fmt, ...)
@@ -90,7 +90,7 @@ void husk_logf(const char *level, const char *fmt, ...)
 
 	if (fd < 0 || (strcmp(level, "debug") == 0 && !husk_debug_on()))
 		return;
-	n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"", level);
+	n = snprintf(line, sizeof(line), HUSK_LOG_LINE_HEAD, level);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -99,8 +99,8 @@ void husk_logf(const char *level, const char *fmt, ...)
 			line[n++] = '\\';
 		line[n++] = (unsigned char)*c < ' ' ? ' ' : *c;
 	}
-	memcpy(line + n, "\"}\n", 4);
-	if (write(fd, line, n + 3) < 0)
+	memcpy(line + n, HUSK_LOG_LINE_TAIL, sizeof(HUSK_LOG_LINE_TAIL));
+	if (write(fd, line, n + sizeof(HUSK_LOG_LINE_TAIL) - 1) < 0)
 		return; /* best effort */
 }
 
@@ -158,7 +158,7 @@ void husk_expect(uint32_t want)
 void husk_mark(const char *phase)
 {
 	static long long last;
-	int fd = husk_env_fd("_HUSK_TRACE_FD");
+	int fd = husk_env_fd(HUSK_ENV_TRACEFD);
 	struct timespec ts;
 	long long t;
 	char rec[256];
@@ -169,8 +169,7 @@ void husk_mark(const char *phase)
 	if (!last)
 		last = t;
 	if (phase && fd >= 0) {
-		n = snprintf(rec, sizeof(rec), "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n",
-			     t, getpid(), phase, (t - last) / 1e6);
+		n = snprintf(rec, sizeof(rec), HUSK_TRACE_RECORD, t, getpid(), phase, (t - last) / 1e6);
 		if (write(fd, rec, n) < 0)
 			last = t; /* best effort */
 	}
@@ -182,7 +181,7 @@ void husk_mark(const char *phase)
 /* init's own fds, by the variables naming them (bootstrap.h). */
 static const char *const own_fd_envs[] = {
 	HUSK_ENV_INITPIPE, HUSK_ENV_LOGPIPE, HUSK_ENV_FIFOFD, HUSK_ENV_CONSOLEFD,
-	HUSK_ENV_LISTENERFD, "_HUSK_TRACE_FD",
+	HUSK_ENV_LISTENERFD, HUSK_ENV_TRACEFD,
 };
 #define N_OWN (sizeof(own_fd_envs) / sizeof(own_fd_envs[0]))
 

@@ -28,7 +28,7 @@
  * exec_failed); a container's pid 1 sendmsg (a listener), write, close,
  * openat (exec.fifo), execve (the same three when it fails). A
  * profile that kills on any of them kills the launcher, single-threaded,
- * at once: the parent names seccomp (libcontainer/spawn.go).
+ * at once: the parent names seccomp (libcontainer/launch/spawn.go).
  */
 #define _GNU_SOURCE
 #include <errno.h>

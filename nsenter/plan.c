@@ -16,26 +16,20 @@
 #include "launch.h"
 
 #define HAVE(t) (1u << (t))
-#define REQUIRED (HAVE(HUSK_PLAN_ARGS) | HAVE(HUSK_PLAN_ENV) | HAVE(HUSK_PLAN_CWD) | \
-		  HAVE(HUSK_PLAN_UID) | HAVE(HUSK_PLAN_GID) | HAVE(HUSK_PLAN_UMASK) | \
-		  HAVE(HUSK_PLAN_CAPS))
-#define MAX_TYPE HUSK_PLAN_KEYRING
 #define MAX_GROUPS 65536  /* NGROUPS_MAX */
 #define MAX_RLIMITS 64
 #define MAX_MASK_WORDS 128 /* 8192 CPUs or nodes */
 
-static const char *const names[MAX_TYPE + 1] = {
-	[HUSK_PLAN_ARGS] = "ARGS", [HUSK_PLAN_ENV] = "ENV", [HUSK_PLAN_CWD] = "CWD",
-	[HUSK_PLAN_UID] = "UID", [HUSK_PLAN_GID] = "GID", [HUSK_PLAN_GROUPS] = "GROUPS",
-	[HUSK_PLAN_UMASK] = "UMASK", [HUSK_PLAN_RLIMIT] = "RLIMIT", [HUSK_PLAN_CAPS] = "CAPS",
-	[HUSK_PLAN_NNP] = "NNP", [HUSK_PLAN_SECCOMP] = "SECCOMP",
-	[HUSK_PLAN_SECCOMP_FLAGS] = "SECCOMP_FLAGS", [HUSK_PLAN_HOME] = "HOME",
-	[HUSK_PLAN_PATH] = "PATH", [HUSK_PLAN_AFFINITY] = "AFFINITY",
-	[HUSK_PLAN_MEMPOLICY] = "MEMPOLICY", [HUSK_PLAN_PERSONALITY] = "PERSONALITY",
-	[HUSK_PLAN_IOPRIO] = "IOPRIO", [HUSK_PLAN_SCHED] = "SCHED",
-	[HUSK_PLAN_APPARMOR] = "APPARMOR", [HUSK_PLAN_SELINUX] = "SELINUX",
-	[HUSK_PLAN_LISTENER] = "LISTENER", [HUSK_PLAN_TTY] = "TTY", [HUSK_PLAN_KEYRING] = "KEYRING",
-};
+/* From the record list (bootstrap.h): the names, and the masks of the
+ * records that must be there and of those that may repeat. */
+#define NAME_(name, type, flags) [type] = #name,
+static const char *const names[32] = { HUSK_PLAN_RECORDS(NAME_) };
+#define REQUIRED_(name, type, flags) | ((flags) & HUSK_REC_REQUIRED ? HAVE(type) : 0u)
+#define REQUIRED (0u HUSK_PLAN_RECORDS(REQUIRED_))
+#define REPEAT_(name, type, flags) | ((flags) & HUSK_REC_REPEAT ? HAVE(type) : 0u)
+#define REPEAT (0u HUSK_PLAN_RECORDS(REPEAT_))
+#define IN_RANGE_(name, type, flags) _Static_assert((type) > 0 && (type) < 32, "record " #name ": type not 1 to 31");
+HUSK_PLAN_RECORDS(IN_RANGE_)
 
 static int __attribute__((format(printf, 3, 4)))
 perr(char *err, size_t errlen, const char *fmt, ...)
@@ -236,9 +230,9 @@ static int parse(const char *frame, size_t len, struct husk_plan *out, char *err
 		for (size_t i = r.n; i < padded; i++)
 			if (r.p[i] != 0)
 				return perr(err, errlen, "record %u at offset %zu: padding is not zero", r.type, off);
-		if (r.type == 0 || r.type > MAX_TYPE)
+		if (r.type >= 32 || !names[r.type])
 			return perr(err, errlen, "unknown record type %u at offset %zu", r.type, off);
-		if ((seen & HAVE(r.type)) && r.type != HUSK_PLAN_RLIMIT)
+		if ((seen & HAVE(r.type)) && !(REPEAT & HAVE(r.type)))
 			return perr(err, errlen, "record %s appears twice", names[r.type]);
 		seen |= HAVE(r.type);
 		if (store(out, &r, err, errlen) < 0)

@@ -1,8 +1,12 @@
 package nsenter
 
 import (
+	"bytes"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -169,5 +173,119 @@ func TestCapNames(t *testing.T) {
 		if got, want := CapName(uint32(v)), caps.Name(v); got != want {
 			t.Errorf("capability %d: launcher says %q, caps.Name %q", v, got, want)
 		}
+	}
+}
+
+// TestEveryRecordEverywhere: each record on bootstrap.h's list
+// (bootstrap.PlanRecords) is written by the encoder (plan.go), read by
+// the C parser (plan.c) and by the reference decoder (refPlan), and
+// made by the round trip's and the fuzz target's plans (fullPlan,
+// planFrom); and every field of bootstrap.Plan is set in both, so a
+// field without a record fails too. Adding a process attribute cannot
+// be half done.
+func TestEveryRecordEverywhere(t *testing.T) {
+	records := bootstrap.PlanRecords()
+	if len(records) == 0 {
+		t.Fatal("bootstrap.PlanRecords is empty")
+	}
+	for _, c := range []struct {
+		name string
+		plan *bootstrap.Plan
+	}{
+		{"fullPlan (the round trip)", fullPlan()},
+		{"planFrom (the fuzz target's round trip)", planFrom(bytes.Repeat([]byte{0xfd}, 4096))},
+	} {
+		v := reflect.ValueOf(c.plan).Elem()
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).IsZero() {
+				t.Errorf("%s leaves Plan.%s unset", c.name, v.Type().Field(i).Name)
+			}
+		}
+		b := encode(t, c.plan)
+		have := map[int]bool{}
+		for off := 0; off+8 <= len(b); {
+			n := int(binary.NativeEndian.Uint32(b[off+4:]))
+			have[int(binary.NativeEndian.Uint32(b[off:]))] = true
+			off += 8 + (n+7)/8*8
+		}
+		for _, r := range records {
+			if !have[r.Type] {
+				t.Errorf("%s: no record %s (%d) in what (*Plan).Encode wrote: the encoder or the plan lacks it", c.name, r.Name, r.Type)
+			}
+		}
+		if got, err := ParsePlan(b); err != nil {
+			t.Errorf("%s: the C parser (plan.c): %v", c.name, err)
+		} else if !reflect.DeepEqual(got, c.plan) {
+			t.Errorf("%s: the C parser (plan.c, parse.go) gave\n%+v\nwant\n%+v", c.name, got, c.plan)
+		}
+		if got, err := refPlan(b); err != nil {
+			t.Errorf("%s: the reference decoder (refPlan): %v", c.name, err)
+		} else if !reflect.DeepEqual(got, c.plan) {
+			t.Errorf("%s: the reference decoder gave\n%+v\nwant\n%+v", c.name, got, c.plan)
+		}
+	}
+	// The C parser names each record as the list does, and knows no other.
+	known := map[int]bool{}
+	for _, r := range records {
+		known[r.Type] = true
+		_, err := ParsePlan(append(rec(r.Type, make([]byte, 3)), rec(r.Type, make([]byte, 3))...))
+		if err == nil || !strings.Contains(err.Error(), "record "+r.Name) {
+			t.Errorf("record %s: the C parser says %v", r.Name, err)
+		}
+	}
+	for typ := 0; typ < 40; typ++ {
+		if _, err := ParsePlan(rec(typ, nil)); !known[typ] && (err == nil || !strings.Contains(err.Error(), "unknown record type")) {
+			t.Errorf("type %d is not on the list, the C parser says %v", typ, err)
+		}
+	}
+}
+
+// TestEveryPlanFieldIsUsed: each field of struct husk_plan (launch.h) that
+// plan.c fills is read by a launcher step (a .c file other than plan.c):
+// a record parsed but never applied fails here.
+func TestEveryPlanFieldIsUsed(t *testing.T) {
+	comments := regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return comments.ReplaceAllString(string(b), "")
+	}
+	h := read("launch.h")
+	start := strings.Index(h, "struct husk_plan {")
+	if start < 0 {
+		t.Fatal("launch.h: no struct husk_plan")
+	}
+	body := h[start+len("struct husk_plan {"):]
+	body = body[:strings.Index(body, "};")]
+	steps, err := filepath.Glob("*.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code strings.Builder
+	for _, f := range steps {
+		if f != "plan.c" {
+			code.WriteString(read(f))
+		}
+	}
+	ident := regexp.MustCompile(`(\w+)\s*(\[[^\]]*\])?\s*$`)
+	n := 0
+	for _, decl := range strings.Split(body, ";") {
+		for _, part := range strings.Split(decl, ",") {
+			m := ident.FindStringSubmatch(strings.TrimSpace(part))
+			// buf is the parser's own copy of the frame; argc the count
+			// of argv (NULL-terminated for execve) for parse.go's copy.
+			if m == nil || m[1] == "buf" || m[1] == "argc" {
+				continue
+			}
+			n++
+			if !regexp.MustCompile(`(->|\.)` + m[1] + `\b`).MatchString(code.String()) {
+				t.Errorf("struct husk_plan's %s is read by no launcher step (nsenter/*.c but plan.c)", m[1])
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("found only %d fields in struct husk_plan: is the check still reading launch.h?", n)
 	}
 }

@@ -62,34 +62,53 @@
  */
 #define HUSK_PLAN_MAX (16u << 20)
 
-#define HUSK_PLAN_ARGS      1  /* NUL-terminated strings, in order           */
-#define HUSK_PLAN_ENV       2  /* NUL-terminated strings, deduplicated        */
-#define HUSK_PLAN_CWD       3  /* NUL-terminated string                       */
-#define HUSK_PLAN_UID       4  /* u32                                         */
-#define HUSK_PLAN_GID       5  /* u32                                         */
-#define HUSK_PLAN_GROUPS    6  /* u32[]: additional gids                      */
-#define HUSK_PLAN_UMASK     7  /* u32                                         */
-#define HUSK_PLAN_RLIMIT    8  /* struct husk_plan_rlimit, one per rlimit     */
-#define HUSK_PLAN_CAPS      9  /* struct husk_plan_caps                       */
-#define HUSK_PLAN_NNP       10 /* no payload: set no_new_privs                */
-#define HUSK_PLAN_SECCOMP   11 /* struct sock_filter[]: the compiled filter   */
-#define HUSK_PLAN_SECCOMP_FLAGS 12 /* u32: SECCOMP_FILTER_FLAG_*             */
-#define HUSK_PLAN_HOME      13 /* no payload: fill "HOME=" from /etc/passwd   */
-#define HUSK_PLAN_PATH      14 /* NUL-terminated string: the file to execve,
-                                  no PATH lookup (a hook's path)              */
-#define HUSK_PLAN_AFFINITY  15 /* u64[]: CPU mask, execCPUAffinity.final      */
-#define HUSK_PLAN_MEMPOLICY 16 /* struct husk_plan_mempolicy, u64[] nodes     */
-#define HUSK_PLAN_PERSONALITY 17 /* u32: personality(2) persona              */
-#define HUSK_PLAN_IOPRIO    18 /* struct husk_plan_ioprio                     */
-#define HUSK_PLAN_SCHED     19 /* struct husk_plan_sched                      */
-#define HUSK_PLAN_APPARMOR  20 /* NUL-terminated string: the exec profile     */
-#define HUSK_PLAN_SELINUX   21 /* NUL-terminated string: the exec label       */
-#define HUSK_PLAN_LISTENER  22 /* u32 n, u32 offsets[n], then the seccomp
-                                  listener's message; the process's pid in
-                                  decimal goes in at each offset (ascending,
-                                  at most HUSK_PLAN_MAX_HOLES)               */
-#define HUSK_PLAN_TTY       23 /* struct husk_plan_tty: process.terminal      */
-#define HUSK_PLAN_KEYRING   24 /* no payload: join a new session keyring      */
+/*
+ * The records, described once: X(NAME, type, flags), one line each, in
+ * type order. HUSK_PLAN_<NAME> is the type; flags say the record must
+ * be there (HUSK_REC_REQUIRED) or may come more than once
+ * (HUSK_REC_REPEAT). A record added here must also be in the Go encoder
+ * (plan.go), the C parser (nsenter/plan.c), the reference decoder and
+ * the round trip (nsenter/ref_test.go): TestEveryRecordEverywhere fails
+ * until it is (docs/architecture.md, "Adding a process attribute").
+ * Types are 1 to 31 (plan.c keeps the records seen in a u32 mask).
+ */
+#define HUSK_REC_REQUIRED 1
+#define HUSK_REC_REPEAT   2
+#define HUSK_PLAN_RECORDS(X) \
+	X(ARGS, 1, HUSK_REC_REQUIRED)         /* NUL-terminated strings, in order      */ \
+	X(ENV, 2, HUSK_REC_REQUIRED)          /* NUL-terminated strings, deduplicated   */ \
+	X(CWD, 3, HUSK_REC_REQUIRED)          /* NUL-terminated string                  */ \
+	X(UID, 4, HUSK_REC_REQUIRED)          /* u32                                    */ \
+	X(GID, 5, HUSK_REC_REQUIRED)          /* u32                                    */ \
+	X(GROUPS, 6, 0)                       /* u32[]: additional gids                 */ \
+	X(UMASK, 7, HUSK_REC_REQUIRED)        /* u32                                    */ \
+	X(RLIMIT, 8, HUSK_REC_REPEAT)         /* struct husk_plan_rlimit, one per rlimit */ \
+	X(CAPS, 9, HUSK_REC_REQUIRED)         /* struct husk_plan_caps                  */ \
+	X(NNP, 10, 0)                         /* no payload: set no_new_privs           */ \
+	X(SECCOMP, 11, 0)                     /* struct sock_filter[]: the filter       */ \
+	X(SECCOMP_FLAGS, 12, 0)               /* u32: SECCOMP_FILTER_FLAG_*             */ \
+	X(HOME, 13, 0)                        /* no payload: fill "HOME=" from
+	                                         /etc/passwd                            */ \
+	X(PATH, 14, 0)                        /* NUL-terminated string: the file to
+	                                         execve, no PATH lookup (a hook's path) */ \
+	X(AFFINITY, 15, 0)                    /* u64[]: CPU mask, execCPUAffinity.final */ \
+	X(MEMPOLICY, 16, 0)                   /* struct husk_plan_mempolicy, u64[] nodes */ \
+	X(PERSONALITY, 17, 0)                 /* u32: personality(2) persona            */ \
+	X(IOPRIO, 18, 0)                      /* struct husk_plan_ioprio                */ \
+	X(SCHED, 19, 0)                       /* struct husk_plan_sched                 */ \
+	X(APPARMOR, 20, 0)                    /* NUL-terminated string: exec profile    */ \
+	X(SELINUX, 21, 0)                     /* NUL-terminated string: exec label      */ \
+	X(LISTENER, 22, 0)                    /* u32 n, u32 offsets[n], then the seccomp
+	                                         listener's message; the process's pid
+	                                         in decimal goes in at each offset
+	                                         (ascending, at most
+	                                         HUSK_PLAN_MAX_HOLES)                   */ \
+	X(TTY, 23, 0)                         /* struct husk_plan_tty: process.terminal */ \
+	X(KEYRING, 24, 0)                     /* no payload: join a new session keyring */
+
+#define HUSK_PLAN_ENUM_(name, type, flags) HUSK_PLAN_##name = type,
+enum husk_plan_record { HUSK_PLAN_RECORDS(HUSK_PLAN_ENUM_) };
+#undef HUSK_PLAN_ENUM_
 
 #define HUSK_PLAN_MAX_HOLES 4
 
@@ -134,6 +153,21 @@ struct husk_plan_tty {
 /* Set when the parent logs debug lines (--debug): only then do nsexec and
  * init write theirs to the log pipe (each line wakes the parent). */
 #define HUSK_ENV_LOGDEBUG "_HUSK_LOGDEBUG"
+/* The trace file (HUSK_TRACE, libcontainer/trace) a `husk init` appends
+ * its marks to. */
+#define HUSK_ENV_TRACEFD "_HUSK_TRACE_FD"
+
+/*
+ * A line on the log pipe: one JSON object, the level then the message
+ * (quotes and backslashes escaped, control characters made spaces), and
+ * a newline. The parent re-logs it at its level (LogLine in logline.go);
+ * a debug line starts with HUSK_LOG_LINE_HEAD for "debug", so a parent
+ * without --debug skips it undecoded.
+ */
+#define HUSK_LOG_LINE_HEAD "{\"level\":\"%s\",\"msg\":\"" /* printf: level */
+#define HUSK_LOG_LINE_TAIL "\"}\n"
+/* A mark on the trace fd: libcontainer/trace's Record, as one JSON line. */
+#define HUSK_TRACE_RECORD "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n"
 
 /*
  * Go init's end of its channel to the launcher (create only): not passed

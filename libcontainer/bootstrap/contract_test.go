@@ -12,7 +12,7 @@ import (
 // one of init's fd variables (they use the constants, or bootstrap.h
 // from C).
 func TestNoOtherFileSpellsTheContract(t *testing.T) {
-	names := []string{EnvInitPipe, EnvLogPipe, EnvFifoFd, EnvConsoleFd, EnvListenerFd, EnvInitType}
+	names := []string{EnvInitPipe, EnvLogPipe, EnvFifoFd, EnvConsoleFd, EnvListenerFd, EnvInitType, EnvTraceFd}
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -16,6 +16,9 @@ const (
 	EnvInitType   = C.HUSK_ENV_INITTYPE
 	EnvLogDebug   = C.HUSK_ENV_LOGDEBUG
 	EnvLauncherFd = C.HUSK_ENV_LAUNCHERFD
+	// EnvTraceFd names the fd of the trace file a `husk init` inherits
+	// (libcontainer/trace).
+	EnvTraceFd = C.HUSK_ENV_TRACEFD
 
 	// InitTypeExec in EnvInitType: init stands in for a process exec'd
 	// into a running container.

@@ -1,6 +1,20 @@
 package bootstrap
 
-// #include "bootstrap.h"
+/*
+#include "bootstrap.h"
+
+// The record list (bootstrap.h's HUSK_PLAN_RECORDS) as a table Go reads.
+#define HUSK_PLAN_ROW_(name, type, flags) { type, flags, #name },
+struct husk_plan_row { unsigned type, flags; const char *name; };
+static const struct husk_plan_row husk_plan_rows[] = { HUSK_PLAN_RECORDS(HUSK_PLAN_ROW_) };
+
+// Row i of the list; its name is NULL past the end.
+static struct husk_plan_row husk_plan_row(unsigned i)
+{
+	struct husk_plan_row end = { 0, 0, 0 };
+	return i < sizeof(husk_plan_rows) / sizeof(husk_plan_rows[0]) ? husk_plan_rows[i] : end;
+}
+*/
 import "C"
 
 import (
@@ -44,6 +58,29 @@ const (
 	// PlanMaxHoles bounds PlanListener.PidAt.
 	PlanMaxHoles = C.HUSK_PLAN_MAX_HOLES
 )
+
+// PlanRecord is one line of bootstrap.h's record list.
+type PlanRecord struct {
+	Type     int
+	Name     string // as the C parser names it in errors: "ARGS", ...
+	Required bool   // every PLAN frame has it
+	Repeat   bool   // may come more than once
+}
+
+// PlanRecords is bootstrap.h's record list (HUSK_PLAN_RECORDS), the one
+// description of the records: tests check every record on it is in the
+// encoder, the C parser, the reference decoder and the round trip.
+func PlanRecords() []PlanRecord {
+	var out []PlanRecord
+	for i := C.uint(0); ; i++ {
+		r := C.husk_plan_row(i)
+		if r.name == nil {
+			return out
+		}
+		out = append(out, PlanRecord{Type: int(r._type), Name: C.GoString(r.name),
+			Required: r.flags&C.HUSK_REC_REQUIRED != 0, Repeat: r.flags&C.HUSK_REC_REPEAT != 0})
+	}
+}
 
 // Sizes of the fixed payloads, checked against the C structs.
 const (

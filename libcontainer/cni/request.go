@@ -14,7 +14,7 @@
 // built-in path and the hook must not attach the same container twice.
 //
 // Files: request.go parses and checks the annotations, netns.go makes and
-// removes the named network namespace, plugins.go runs ADD/DEL/CHECK, and
+// removes the named network namespace, calls.go runs ADD/DEL/CHECK, and
 // attach.go ties them to a container's state dir (its record, cni.json).
 package cni
 

@@ -1,7 +1,7 @@
 package configs
 
-// The process attributes init applies to itself just before it execs the
-// process (libcontainer/initproc/attrs.go), all checked and in kernel units.
+// The process attributes the launcher applies just before it execs the
+// process (nsenter/attrs.c), all checked and in kernel units.
 
 // Scheduler is process.scheduler, the argument of sched_setattr(2).
 type Scheduler struct {

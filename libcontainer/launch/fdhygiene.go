@@ -13,8 +13,8 @@ import (
 // /proc/self/fd/7 is the host's root (CVE-2024-21626). What init must get
 // is handed over by exec.Cmd, which dups each ExtraFiles entry onto its
 // number and clears the flag there: the --preserve-fds and LISTEN_FDS
-// files keep working. Init closes whatever still slips through
-// (initproc/protect.go).
+// files keep working. nsexec closes whatever still slips through
+// (nsenter/io.c: only the contract's fds survive).
 func closeOnExecAll() {
 	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if err == nil {

@@ -2,7 +2,6 @@ package launch
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,14 +175,11 @@ func forwardLogs(r io.ReadCloser) {
 	sc := bufio.NewScanner(r)
 	debug := logrus.IsLevelEnabled(logrus.DebugLevel)
 	for sc.Scan() {
-		if !debug && bytes.HasPrefix(sc.Bytes(), []byte(`{"level":"debug"`)) {
+		if !debug && bootstrap.IsDebugLogLine(sc.Bytes()) {
 			continue // most of init's lines (nsexec's, Go init's), not decoded for nothing
 		}
-		var e struct {
-			Level string `json:"level"`
-			Msg   string `json:"msg"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+		e, err := bootstrap.ParseLogLine(sc.Bytes())
+		if err != nil {
 			logrus.Debugf("init: %s", sc.Text())
 			continue
 		}

@@ -47,6 +47,8 @@ import (
 	"sync"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,8 +56,9 @@ import (
 const (
 	EnvFile = "HUSK_TRACE"    // file the records are appended to
 	EnvT0   = "HUSK_TRACE_T0" // the caller's CLOCK_MONOTONIC ns at exec
-	// EnvFd names the fd of the trace file a `husk init` inherits.
-	EnvFd = "_HUSK_TRACE_FD"
+	// EnvFd names the fd of the trace file a `husk init` inherits: the
+	// contract's (bootstrap.h), as the launcher writes its marks there too.
+	EnvFd = bootstrap.EnvTraceFd
 )
 
 // Record is one mark: process Proc (its command: run, create, init, ...)

@@ -310,7 +310,7 @@ exec_trapped() {
 @test "exec: a foreground exec forwards SIGUSR1 to the process once it has run a moment" {
 	local i
 	exec_trap USR1 5
-	# Caught once the process has run 10 ms (libcontainer/start.go).
+	# Caught once the process has run 10 ms (libcontainer/launch/waiter.go).
 	for ((i = 0; i < 100; i++)); do
 		kill -USR1 "$EXEC_HUSK" 2>/dev/null || break
 		sleep 0.05

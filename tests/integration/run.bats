@@ -147,7 +147,7 @@ load helpers
 	husk_pid="$(pgrep -f -- "^$HUSK_BIN --root $HUSK_ROOT run --bundle $BUNDLE $id")"
 	[ -n "$husk_pid" ] || fail "no husk run process found"
 	# Signals other than TERM, INT, HUP and QUIT are caught once the
-	# process has run 10 ms (libcontainer/start.go): send until one lands.
+	# process has run 10 ms (libcontainer/launch/waiter.go): send until one lands.
 	for ((i = 0; i < 100; i++)); do
 		kill -USR1 "$husk_pid" 2>/dev/null || break
 		sleep 0.05
