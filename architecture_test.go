@@ -40,6 +40,7 @@ func TestArchitectureNamesFilesThatExist(t *testing.T) {
 var elsewhere = map[string]string{
 	"fs/exec.c":                   "Linux",
 	"debug.bats":                  "runc's tests/integration",
+	"rootfs_linux.go":             "runc's libcontainer",
 	"consts.go":                   "cri-tools",
 	"consts_linux.go":             "cri-tools",
 	"security_context_linux.go":   "cri-tools",
