@@ -380,37 +380,6 @@ exec_trapped() {
 	[ "$output" = "first"$'\n'"second" ] || fail "run: $output"
 }
 
-@test "exec: --apparmor and --process-label are refused on a host without the LSM" {
-	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] || skip "this host has AppArmor"
-	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
-	start_sleeper
-	run -255 husk exec --apparmor someprofile "$ID" true
-	assert_contains "$output" 'process.apparmorProfile: "someprofile": AppArmor is not enabled on this host'
-	run -255 husk exec --process-label system_u:system_r:container_t:s0 "$ID" true
-	assert_contains "$output" "process.selinuxLabel" "SELinux is not enabled"
-	echo '{"args": ["true"], "cwd": "/", "apparmorProfile": "p"}' >"$TEST_DIR/p.json"
-	run -255 husk exec --process "$TEST_DIR/p.json" "$ID"
-	assert_contains "$output" 'process.apparmorProfile: "p": AppArmor is not enabled'
-}
-
-# start_recvpidfd: tests/cmd/recvpidfd on $TEST_DIR/pidfd.sock, printing
-# to TEST_DIR/pidfd.out; wait_recvpidfd waits for it to exit.
-start_recvpidfd() {
-	local tool
-	tool="$(build_tool recvpidfd)" || fail "cannot build recvpidfd"
-	PIDFD_SOCK="$TEST_DIR/pidfd.sock"
-	"$tool" "$PIDFD_SOCK" >"$TEST_DIR/pidfd.out" 2>&1 3>&- &
-	RECV_PID=$!
-	track_bg "$RECV_PID"
-	for _ in $(seq 100); do [ -S "$PIDFD_SOCK" ] && return 0; sleep 0.05; done
-	fail "recvpidfd did not listen: $(cat "$TEST_DIR/pidfd.out")"
-}
-
-wait_recvpidfd() {
-	for _ in $(seq 100); do kill -0 "$RECV_PID" 2>/dev/null || return 0; sleep 0.05; done
-	fail "recvpidfd still waits: $(cat "$TEST_DIR/pidfd.out")"
-}
-
 @test "exec: --pidfd-socket on create receives a pidfd of the container's init" {
 	start_recvpidfd
 	ID="$(new_id)"
