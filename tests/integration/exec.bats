@@ -380,6 +380,24 @@ exec_trapped() {
 	[ "$output" = "first"$'\n'"second" ] || fail "run: $output"
 }
 
+# start_recvpidfd: tests/cmd/recvpidfd on $TEST_DIR/pidfd.sock, printing
+# to TEST_DIR/pidfd.out; wait_recvpidfd waits for it to exit.
+start_recvpidfd() {
+	local tool
+	tool="$(build_tool recvpidfd)" || fail "cannot build recvpidfd"
+	PIDFD_SOCK="$TEST_DIR/pidfd.sock"
+	"$tool" "$PIDFD_SOCK" >"$TEST_DIR/pidfd.out" 2>&1 3>&- &
+	RECV_PID=$!
+	track_bg "$RECV_PID"
+	for _ in $(seq 100); do [ -S "$PIDFD_SOCK" ] && return 0; sleep 0.05; done
+	fail "recvpidfd did not listen: $(cat "$TEST_DIR/pidfd.out")"
+}
+
+wait_recvpidfd() {
+	for _ in $(seq 100); do kill -0 "$RECV_PID" 2>/dev/null || return 0; sleep 0.05; done
+	fail "recvpidfd still waits: $(cat "$TEST_DIR/pidfd.out")"
+}
+
 @test "exec: --pidfd-socket on create receives a pidfd of the container's init" {
 	start_recvpidfd
 	ID="$(new_id)"
