@@ -95,6 +95,7 @@ func TestSELinuxLabelSyntax(t *testing.T) {
 		"u:r:t:s0:c1.cx":                    `level "s0:c1.cx"`,
 		"u:r:t:s0:c0.c2147483647":           "category c2147483647 beyond c65535",
 		"u:r:t:s0 :c1":                      "white space",
+		`u:r:t:s0",size=1k,"`:               "a quote",
 		"system_u:system_r:container_t:s0-": `level "s0-"`,
 	} {
 		err := checkSELinuxLabel("process.selinuxLabel", label)

@@ -50,8 +50,9 @@ func checkSELinuxLabel(field, label string) error {
 // selinuxLabelSyntax parses label with the SELinux library: its four
 // fields, and the level as an MLS range ("s0", "s0:c1,c2", "s0-s0:c0.c1023").
 func selinuxLabelSyntax(label string) error {
-	if strings.ContainsAny(label, " \t\n\x00") {
-		return errors.New("it contains white space or a NUL byte")
+	// A quote would end context="..." in a mount's data early.
+	if strings.ContainsAny(label, " \t\n\x00\"") {
+		return errors.New("it contains white space, a quote or a NUL byte")
 	}
 	c, err := selinux.NewContext(label)
 	if err != nil {
