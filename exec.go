@@ -157,7 +157,11 @@ func execAction(cmd *cli.Command) error {
 // the container's own process with the command line's args and flags.
 func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, error) {
 	if path := cmd.String("process"); path != "" {
-		return readProcessFile(path)
+		p, err := readProcessFile(path)
+		if err == nil {
+			inheritLabels(p, cfg)
+		}
+		return p, err
 	}
 	if cfg == nil || cfg.Process == nil {
 		return nil, errors.New("the container's state has no process to start from")
@@ -211,6 +215,21 @@ func processForExec(cmd *cli.Command, cfg *configs.Config) (*configs.Process, er
 		p.SelinuxLabel = v
 	}
 	return p, nil
+}
+
+// inheritLabels gives a --process file without an AppArmor profile or an
+// SELinux label the container's, as runc does: an exec is never less
+// confined than the container because its process file names none.
+func inheritLabels(p *configs.Process, cfg *configs.Config) {
+	if cfg == nil || cfg.Process == nil {
+		return
+	}
+	if p.AppArmorProfile == "" {
+		p.AppArmorProfile = cfg.Process.AppArmorProfile
+	}
+	if p.SelinuxLabel == "" {
+		p.SelinuxLabel = cfg.Process.SelinuxLabel
+	}
 }
 
 // readProcessFile reads and checks a runtime-spec process JSON.

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
 func TestParseUser(t *testing.T) {
@@ -34,4 +36,21 @@ func TestParseUser(t *testing.T) {
 			t.Errorf("parseUser(%q) = %d, %d, %v; want %d, %d", c.in, uid, gid, err, c.uid, c.gid)
 		}
 	}
+}
+
+// exec --process without a profile or label gets the container's, as in
+// runc; one that names its own keeps it.
+func TestExecProcessFileInheritsTheLabels(t *testing.T) {
+	cfg := &configs.Config{Process: &configs.Process{AppArmorProfile: "docker-default", SelinuxLabel: "u:r:container_t:s0:c1,c2"}}
+	p := &configs.Process{}
+	inheritLabels(p, cfg)
+	if p.AppArmorProfile != "docker-default" || p.SelinuxLabel != "u:r:container_t:s0:c1,c2" {
+		t.Errorf("inherited %q, %q", p.AppArmorProfile, p.SelinuxLabel)
+	}
+	p = &configs.Process{AppArmorProfile: "other", SelinuxLabel: "u:r:t:s0"}
+	inheritLabels(p, cfg)
+	if p.AppArmorProfile != "other" || p.SelinuxLabel != "u:r:t:s0" {
+		t.Errorf("own labels replaced: %q, %q", p.AppArmorProfile, p.SelinuxLabel)
+	}
+	inheritLabels(p, nil)
 }

@@ -37,9 +37,9 @@ func hostFeatures() *features.Features {
 		}
 	}
 	l.Seccomp.Archs = archs
-	// husk applies AppArmor profiles and SELinux process labels, and
-	// refuses them where the host lacks the LSM; it never applies Intel
-	// RDT settings.
+	// husk applies AppArmor profiles, SELinux process, keyring and mount
+	// labels, and refuses them where the host lacks the LSM; it never
+	// applies Intel RDT settings.
 	apparmor, selinux, no := configs.AppArmorEnabled(), configs.SELinuxEnabled(), false
 	l.Apparmor = &features.Apparmor{Enabled: &apparmor}
 	l.Selinux = &features.Selinux{Enabled: &selinux}

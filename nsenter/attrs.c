@@ -111,6 +111,24 @@ static int set_mempolicy(struct husk_launch *l)
 				husk_errtext(errno));
 }
 
+/* Labels the keyrings this process creates with the process's SELinux
+ * label, so the session keyring joined next has it, as runc does. */
+static int set_key_label(struct husk_launch *l)
+{
+	const char *label = l->plan->selinux;
+	ssize_t n;
+
+	if (l->lsm_fd[2] < 0)
+		return 0;
+	n = write(l->lsm_fd[2], label, strlen(label));
+	close(l->lsm_fd[2]);
+	l->lsm_fd[2] = -1;
+	if (n != (ssize_t)strlen(label))
+		return husk_launch_errf(l, "process.selinuxLabel \"%s\": write /proc/self/attr/keycreate: %s", label,
+					husk_errtext(errno));
+	return 0;
+}
+
 /*
  * Joins a new anonymous session keyring: as in runc, a container's process
  * never shares its caller's. Not one joined by name: joining "_ses" (or
@@ -136,16 +154,16 @@ static int set_labels(struct husk_launch *l)
 	if (p->apparmor) {
 		n = snprintf(buf, sizeof(buf), "exec %s", p->apparmor);
 		if (write(l->lsm_fd[0], buf, n) != n)
-			return husk_launch_errf(l, "process.apparmorProfile \"%s\": write attr/exec: %s",
-						p->apparmor, husk_errtext(errno));
+			return husk_launch_errf(l, "process.apparmorProfile \"%s\": write /proc/self/attr/%s: %s",
+						p->apparmor, l->apparmor_attr, husk_errtext(errno));
 	}
 	if (p->selinux) {
 		n = strlen(p->selinux);
 		if (write(l->lsm_fd[1], p->selinux, n) != n)
-			return husk_launch_errf(l, "process.selinuxLabel \"%s\": write attr/exec: %s",
+			return husk_launch_errf(l, "process.selinuxLabel \"%s\": write /proc/self/attr/exec: %s",
 						p->selinux, husk_errtext(errno));
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (l->lsm_fd[i] >= 0) {
 			close(l->lsm_fd[i]);
 			l->lsm_fd[i] = -1;
@@ -201,7 +219,7 @@ int husk_set_attrs(struct husk_launch *l)
 
 	if (set_rlimits(l) < 0)
 		return -1;
-	if (p->keyring && join_keyring(l) < 0)
+	if (p->keyring && (set_key_label(l) < 0 || join_keyring(l) < 0))
 		return -1;
 	if (p->has_mempolicy && set_mempolicy(l) < 0)
 		return -1;

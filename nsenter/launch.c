@@ -73,7 +73,7 @@ void husk_launch_init(struct husk_launch *l, struct husk_plan *p, int forks)
 	memset(l, 0, sizeof(*l));
 	l->plan = p;
 	l->forks = forks;
-	l->lsm_fd[0] = l->lsm_fd[1] = l->notify_fd = l->console_fd = -1;
+	l->lsm_fd[0] = l->lsm_fd[1] = l->lsm_fd[2] = l->notify_fd = l->console_fd = -1;
 }
 
 /* Opens /proc/self/attr/<name> for writing; it must be on a procfs. */
@@ -99,13 +99,19 @@ int husk_launch_open(struct husk_launch *l)
 	const struct husk_plan *p = l->plan;
 
 	if (p->apparmor) {
-		l->lsm_fd[0] = open_attr(l, "apparmor/exec", "process.apparmorProfile");
+		l->apparmor_attr = "apparmor/exec";
+		l->lsm_fd[0] = open_attr(l, l->apparmor_attr, "process.apparmorProfile");
 		if (l->lsm_fd[0] < 0) /* kernels before 5.1 have only the shared file */
-			l->lsm_fd[0] = open_attr(l, "exec", "process.apparmorProfile");
+			l->lsm_fd[0] = open_attr(l, l->apparmor_attr = "exec", "process.apparmorProfile");
 		if (l->lsm_fd[0] < 0)
 			return -1;
 	}
 	if (p->selinux && (l->lsm_fd[1] = open_attr(l, "exec", "process.selinuxLabel")) < 0)
+		return -1;
+	/* The session keyring gets the process label (runc's SetKeyLabel); a
+	 * kernel without attr/keycreate has no keyring labels to set. */
+	if (p->selinux && p->keyring && access("/proc/self/attr/keycreate", F_OK) == 0 &&
+	    (l->lsm_fd[2] = open_attr(l, "keycreate", "process.selinuxLabel")) < 0)
 		return -1;
 	return 0;
 }

@@ -64,7 +64,8 @@ void husk_plan_free(struct husk_plan *p);
 struct husk_launch {
 	struct husk_plan *plan;
 	int forks;       /* exec: the launcher forks after prepare */
-	int lsm_fd[2];   /* apparmor, selinux attr/exec files, or -1 */
+	int lsm_fd[3];   /* apparmor, selinux attr/exec files, selinux attr/keycreate, or -1 */
+	const char *apparmor_attr; /* the file lsm_fd[0] is: "apparmor/exec" or "exec" */
 	int notify_fd;   /* the filter's listener fd, or -1 */
 	int console_fd;  /* exec with a terminal: the console socket, or -1 */
 	char *listener_buf; /* the listener's message, with the pid */

@@ -629,6 +629,27 @@ func TestLaunchExec(t *testing.T) {
 	p = startInit(t, execMessage(t, plan))
 	p.fail(`process.cwd: chdir "/no/such/dir": no such file or directory`)
 
+	// The LSM labels, where the kernel has no LSM to take them (EINVAL):
+	// the keyring's label is written first, just before the join; the
+	// exec labels after; each error names the field, the value, the file.
+	if _, err := os.Stat("/proc/self/attr/keycreate"); err == nil && !hostHasLSM() {
+		plan.Args, plan.Cwd = []string{"true"}, "/"
+		for _, tc := range []struct {
+			keyring         bool
+			apparmor, label string
+			want            string
+		}{
+			{true, "", "u:r:t:s0", `process.selinuxLabel "u:r:t:s0": write /proc/self/attr/keycreate: invalid argument`},
+			{false, "", "u:r:t:s0", `process.selinuxLabel "u:r:t:s0": write /proc/self/attr/exec: invalid argument`},
+			{false, "husk-p", "", `process.apparmorProfile "husk-p": write /proc/self/attr/exec: invalid argument`},
+		} {
+			plan.Keyring, plan.AppArmor, plan.SELinux = tc.keyring, tc.apparmor, tc.label
+			p = startInit(t, execMessage(t, plan))
+			p.fail(tc.want)
+		}
+		plan.Keyring, plan.AppArmor, plan.SELinux = false, "", ""
+	}
+
 	// Refused after the fork (the forked process sets a SCHED_DEADLINE
 	// scheduler itself, which a process without CAP_SYS_NICE may not):
 	// PID, then ERROR, and the process is gone.
@@ -649,4 +670,11 @@ func TestLaunchExec(t *testing.T) {
 		}
 		p.pid = 0
 	}
+}
+
+// hostHasLSM reports whether the kernel runs a major LSM (AppArmor or
+// SELinux), which would take the labels the tests expect refused.
+func hostHasLSM() bool {
+	b, _ := os.ReadFile("/sys/kernel/security/lsm")
+	return strings.Contains(string(b), "apparmor") || strings.Contains(string(b), "selinux")
 }

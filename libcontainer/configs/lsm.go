@@ -10,7 +10,6 @@ import (
 // can point them elsewhere.
 var (
 	apparmorEnabledFile = "/sys/module/apparmor/parameters/enabled"
-	selinuxFS           = "/sys/fs/selinux"
 	resctrlFS           = "/sys/fs/resctrl"
 )
 
@@ -18,12 +17,6 @@ var (
 func AppArmorEnabled() bool {
 	b, err := os.ReadFile(apparmorEnabledFile)
 	return err == nil && strings.HasPrefix(string(b), "Y")
-}
-
-// SELinuxEnabled reports whether the host has SELinux (selinuxfs mounted).
-func SELinuxEnabled() bool {
-	_, err := os.Stat(selinuxFS + "/enforce")
-	return err == nil
 }
 
 // ResctrlEnabled reports whether the host has the resctrl filesystem
@@ -39,11 +32,8 @@ func checkSecurity(c *Config) error {
 	if err := CheckProcessLabels(c.Process); err != nil {
 		return err
 	}
-	if c.MountLabel != "" {
-		if !SELinuxEnabled() {
-			return fmt.Errorf("linux.mountLabel: %q: SELinux is not enabled on this host (no %s)", c.MountLabel, selinuxFS)
-		}
-		return fmt.Errorf("linux.mountLabel: %q: husk does not label mounts yet; remove it", c.MountLabel)
+	if err := checkSELinuxLabel("linux.mountLabel", c.MountLabel); err != nil {
+		return err
 	}
 	if c.IntelRdt != nil {
 		if !ResctrlEnabled() {
@@ -60,8 +50,5 @@ func CheckProcessLabels(p *Process) error {
 	if p.AppArmorProfile != "" && !AppArmorEnabled() {
 		return fmt.Errorf("process.apparmorProfile: %q: AppArmor is not enabled on this host (%s)", p.AppArmorProfile, apparmorEnabledFile)
 	}
-	if p.SelinuxLabel != "" && !SELinuxEnabled() {
-		return fmt.Errorf("process.selinuxLabel: %q: SELinux is not enabled on this host (no %s)", p.SelinuxLabel, selinuxFS)
-	}
-	return nil
+	return checkSELinuxLabel("process.selinuxLabel", p.SelinuxLabel)
 }

@@ -61,7 +61,7 @@ func mountCgroup2OverItself(r *rootDir, m *configs.Mount) error {
 	if err != nil {
 		return err
 	}
-	err = mount("tmpfs", dst.proc(), "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
+	err = r.mountLabelled("tmpfs", dst.proc(), "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k")
 	dst.close()
 	if err != nil {
 		return fmt.Errorf("tmpfs under cgroup2 on %s: %w", m.Destination, err)
@@ -83,7 +83,7 @@ func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]st
 	if err != nil {
 		return err
 	}
-	if err := r.mountAt(m.Destination, makeDir, "tmpfs", "tmpfs", m.Flags&^unix.MS_RDONLY, "mode=755"); err != nil {
+	if err := r.mountAt(m.Destination, makeDir, "tmpfs", "tmpfs", m.Flags&^unix.MS_RDONLY, r.labelled("mode=755")); err != nil {
 		return fmt.Errorf("tmpfs: %w", err)
 	}
 	for _, h := range hierarchies {

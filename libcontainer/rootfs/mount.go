@@ -69,11 +69,14 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 	case m.Device == "tmpfs":
 		return mountTmpfs(r, m)
 	}
-	kind := makeDir
-	if m.Device == "proc" || m.Device == "sysfs" {
-		kind = realDir
+	kind, data := makeDir, r.labelled(m.Data)
+	switch m.Device {
+	case "proc", "sysfs":
+		kind, data = realDir, m.Data
+	case "mqueue":
+		data = m.Data // labelled below, as mqueue takes no context=
 	}
-	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, m.Data)
+	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, data)
 	if errors.Is(err, unix.EPERM) {
 		if host := hostFallback(c, m); host != "" {
 			if err := bindMount(r, fallbackBind(m, host)); err != nil {
@@ -83,7 +86,15 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 		}
 	}
 	if err != nil {
+		if data != m.Data {
+			return fmt.Errorf("data %q (linux.mountLabel): %w", data, err)
+		}
 		return err
+	}
+	if m.Device == "mqueue" {
+		if err := r.labelRoot(m.Destination); err != nil {
+			return err
+		}
 	}
 	return finishMount(r, m)
 }

@@ -73,11 +73,11 @@ func checkDevNull(fd int) error {
 // once): a file under the host's /dev/null, a directory under the shared
 // read-only tmpfs. A path that does not exist, or is a dangling symlink,
 // is skipped, as runc does.
-func maskPaths(paths []string) error {
+func maskPaths(paths []string, mountLabel string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	m := &masks{file: mountSrc{fd: containerDevNull()}, dir: mountSrc{fd: -1}}
+	m := &masks{file: mountSrc{fd: containerDevNull()}, dir: mountSrc{fd: -1}, label: mountLabel}
 	if m.file.fd >= 0 {
 		closeFd(devNull)
 	} else {
@@ -127,7 +127,10 @@ func containerDevNull() int {
 }
 
 // masks holds what masks files and directories.
-type masks struct{ file, dir mountSrc }
+type masks struct {
+	file, dir mountSrc
+	label     string // linux.mountLabel, for the directories' tmpfs
+}
 
 func (m *masks) close() {
 	m.file.close()
@@ -146,7 +149,7 @@ func (m *masks) mask(p string) error {
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		if m.dir.fd < 0 {
-			if m.dir.fd, err = newMaskTmpfs(); err != nil {
+			if m.dir.fd, err = newMaskTmpfs(m.label); err != nil {
 				return err
 			}
 		}
@@ -190,8 +193,9 @@ func (s *mountSrc) close() {
 }
 
 // newMaskTmpfs makes the empty, read-only tmpfs that masks directories,
-// as a detached mount.
-func newMaskTmpfs() (int, error) {
+// as a detached mount, with the mount label as its context (runc's
+// maskDir).
+func newMaskTmpfs(mountLabel string) (int, error) {
 	fs, err := fsopen("tmpfs")
 	if err != nil {
 		return -1, err
@@ -201,6 +205,11 @@ func newMaskTmpfs() (int, error) {
 	// reads the same under both runtimes.
 	if err := unix.FsconfigSetString(fs, "source", "tmpfs"); err != nil {
 		return -1, os.NewSyscallError("fsconfig source", err)
+	}
+	if mountLabel != "" {
+		if err := unix.FsconfigSetString(fs, "context", mountLabel); err != nil {
+			return -1, fmt.Errorf("linux.mountLabel %q: %w", mountLabel, os.NewSyscallError("fsconfig context", err))
+		}
 	}
 	if err := fsconfigCreate(fs); err != nil {
 		return -1, err

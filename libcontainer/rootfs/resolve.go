@@ -18,6 +18,7 @@ type rootDir struct {
 	given      string // root.path as the config gives it
 	fd         int
 	openSource SourceOpener // nil: init opens every bind source itself
+	mountLabel string       // linux.mountLabel: label.go
 }
 
 // SourceOpener returns an fd of mounts[i]'s source, opened by the parent

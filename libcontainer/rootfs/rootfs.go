@@ -50,7 +50,7 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	if err != nil {
 		return fmt.Errorf("root.path %q: %w", root, err)
 	}
-	r.given, r.openSource = c.Rootfs, openSource
+	r.given, r.openSource, r.mountLabel = c.Rootfs, openSource, c.MountLabel
 	err = buildRoot(r, c)
 	r.close()
 	if err == nil {
@@ -88,7 +88,7 @@ func Finalize(c *configs.Config) error {
 	if _, ok := c.Namespace(configs.NEWNS); !ok {
 		return nil // the host's mount namespace: specconv refused masks
 	}
-	if err := maskPaths(c.MaskPaths); err != nil {
+	if err := maskPaths(c.MaskPaths, c.MountLabel); err != nil {
 		return err
 	}
 	if err := readonlyPaths(c.ReadonlyPaths); err != nil {

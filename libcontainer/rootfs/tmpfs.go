@@ -29,7 +29,7 @@ func mountTmpfs(r *rootDir, m *configs.Mount) error {
 	if m.CopyUp {
 		flags &^= unix.MS_RDONLY // filled first, then made read-only
 	}
-	if err := mount(mountSource(m), covered.proc(), "tmpfs", flags, data); err != nil {
+	if err := r.mountLabelled(mountSource(m), covered.proc(), "tmpfs", flags, data); err != nil {
 		return err
 	}
 	if m.CopyUp {

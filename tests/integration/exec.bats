@@ -380,19 +380,6 @@ exec_trapped() {
 	[ "$output" = "first"$'\n'"second" ] || fail "run: $output"
 }
 
-@test "exec: --apparmor and --process-label are refused on a host without the LSM" {
-	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] || skip "this host has AppArmor"
-	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
-	start_sleeper
-	run -255 husk exec --apparmor someprofile "$ID" true
-	assert_contains "$output" 'process.apparmorProfile: "someprofile": AppArmor is not enabled on this host'
-	run -255 husk exec --process-label system_u:system_r:container_t:s0 "$ID" true
-	assert_contains "$output" "process.selinuxLabel" "SELinux is not enabled"
-	echo '{"args": ["true"], "cwd": "/", "apparmorProfile": "p"}' >"$TEST_DIR/p.json"
-	run -255 husk exec --process "$TEST_DIR/p.json" "$ID"
-	assert_contains "$output" 'process.apparmorProfile: "p": AppArmor is not enabled'
-}
-
 # start_recvpidfd: tests/cmd/recvpidfd on $TEST_DIR/pidfd.sock, printing
 # to TEST_DIR/pidfd.out; wait_recvpidfd waits for it to exit.
 start_recvpidfd() {

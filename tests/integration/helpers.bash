@@ -446,3 +446,15 @@ nsdelegate_restore() {
 	[ -n "${HUSK_NSDELEGATE:-}" ] || return 0
 	nsdelegate_on || mount -o remount,nsdelegate /sys/fs/cgroup
 }
+
+# create_fails_with TEXT...: husk create fails, says each TEXT, leaves nothing.
+create_fails_with() {
+	local id
+	id="$(new_id)"
+	# Output to files: a create that wrongly succeeds leaves an init
+	# holding whatever it was given, which would hang bats' pipe.
+	! husk create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&- ||
+		fail "create succeeded"
+	assert_contains "$(cat "$TEST_DIR/create.err")" "$@"
+	assert_no_container "$id"
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# process.scheduler, ioPriority, execCPUAffinity, apparmorProfile/selinuxLabel,
+# process.scheduler, ioPriority, execCPUAffinity (the LSM labels: lsm.bats),
 # and linux.personality, memoryPolicy: applied inside the container, or
 # refused with the field and the value named.
 
@@ -15,18 +15,6 @@ run_in_container() {
 	local got="$output"
 	assert_no_container "$id"
 	output="$got"
-}
-
-# create_fails_with TEXT...: husk create fails, says each TEXT, leaves nothing.
-create_fails_with() {
-	local id
-	id="$(new_id)"
-	# Output to files: a create that wrongly succeeds leaves an init
-	# holding whatever it was given, which would hang bats' pipe.
-	! husk create --bundle "$BUNDLE" "$id" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" 3>&- ||
-		fail "create succeeded"
-	assert_contains "$(cat "$TEST_DIR/create.err")" "$@"
-	assert_no_container "$id"
 }
 
 # Fields of /proc/self/stat: 19 nice, 40 rt_priority, 41 policy.
@@ -131,24 +119,6 @@ create_fails_with() {
 @test "linux.memoryPolicy: MPOL_BIND without nodes is refused at create" {
 	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND"}'
 	create_fails_with "linux.memoryPolicy.nodes" "MPOL_BIND"
-}
-
-@test "process.apparmorProfile: refused on a host without AppArmor" {
-	[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ] || skip "this host has AppArmor"
-	update_config '.process.apparmorProfile = "husk-test"'
-	create_fails_with "process.apparmorProfile" "husk-test" "AppArmor is not enabled on this host"
-}
-
-@test "process.selinuxLabel: refused on a host without SELinux" {
-	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
-	update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0"'
-	create_fails_with "process.selinuxLabel" "container_t" "SELinux is not enabled on this host"
-}
-
-@test "linux.mountLabel: refused on a host without SELinux" {
-	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
-	update_config '.linux.mountLabel = "system_u:object_r:container_file_t:s0"'
-	create_fails_with "linux.mountLabel" "container_file_t" "SELinux is not enabled on this host"
 }
 
 @test "linux.intelRdt: refused on a host without resctrl" {
