@@ -61,6 +61,13 @@ func build(k *kernel, sock *os.File) error {
 		return atMountHooks(sock, cfg, flags&bootstrap.ConfigAskHooks != 0)
 	}
 	sources := func(i int) (int, error) { return askMountSource(sock, i) }
+	// The network before the rootfs, as runc: the createRuntime and
+	// createContainer hooks see lo up.
+	if newNetNamespace(cfg) {
+		if err := k.loopbackUp(); err != nil {
+			return fmt.Errorf("linux.namespaces: new network namespace: %w", err)
+		}
+	}
 	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ func (f *fakeKernel) kernel() *kernel {
 		bindConsole:   func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
 		sethostname:   func(name string) error { return f.call("sethostname " + name) },
 		setdomainname: func(name string) error { return f.call("setdomainname " + name) },
+		loopbackUp:    func() error { return f.call("lo up") },
 		writeSysctl:   func(k, v string) error { return f.call("sysctl " + k + "=" + v) },
 		openRoot:      func() (int, error) { return 66, f.call("open /") },
 		sendmsg: func(fd int, p, oob []byte) error {
@@ -259,5 +260,41 @@ func TestBuildTerminalWithoutConsole(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("kernel calls %q", f.calls)
+	}
+}
+
+// A new network namespace gets lo up before the rootfs (as runc: the
+// create hooks see it); a joined one is left as it is.
+func TestBuildLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ns    configs.Namespace
+		first string
+	}{
+		{"new netns", configs.Namespace{Type: configs.NEWNET}, "lo up"},
+		{"joined netns", configs.Namespace{Type: configs.NEWNET, Path: "/var/run/netns/x"}, "mount"},
+		{"no netns", configs.Namespace{Type: configs.NEWUTS}, "mount"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := buildConfig()
+			cfg.Namespaces = []configs.Namespace{tc.ns}
+			f := &fakeKernel{}
+			if err, _ := runBuild(t, f, cfg, 0); err != nil {
+				t.Fatal(err)
+			}
+			if f.calls[0] != tc.first || slices.Contains(f.calls[1:], "lo up") {
+				t.Errorf("calls %q, want %q first and lo up at most once", f.calls, tc.first)
+			}
+		})
+	}
+	cfg := buildConfig()
+	cfg.Namespaces = []configs.Namespace{{Type: configs.NEWNET}}
+	f := &fakeKernel{fail: map[string]error{"lo": unix.EPERM}}
+	err, _ := runBuild(t, f, cfg, 0)
+	if want := "linux.namespaces: new network namespace: operation not permitted"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if len(f.calls) != 1 {
+		t.Errorf("calls after a failed lo up: %q", f.calls)
 	}
 }
