@@ -44,16 +44,15 @@ func (c *Container) runCreateRuntimeHooks(pid int) error {
 	return nil
 }
 
-// runPoststart runs the poststart hooks once the process runs. A failure
-// is logged and changes nothing else, as the runtime-spec says.
-func (c *Container) runPoststart() {
+// runPoststart runs the poststart hooks once the process runs, stopping
+// at the first that fails: its error fails the start, which stops the
+// container (runtime-spec 1.3.0's lifecycle, as runc and crun).
+func (c *Container) runPoststart() error {
 	if len(c.hooks(configs.Poststart)) == 0 {
-		return
+		return nil
 	}
 	st := c.hookState(specs.StateRunning, c.State.InitPid)
-	for _, err := range hooks.RunAll(configs.Poststart, c.hooks(configs.Poststart), st, hooks.InheritEnv) {
-		logrus.Warnf("container %s: %v", c.ID, err)
-	}
+	return hooks.Run(configs.Poststart, c.hooks(configs.Poststart), st, hooks.InheritEnv)
 }
 
 // runPoststop runs the poststop hooks when the container is deleted. A

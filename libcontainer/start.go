@@ -25,7 +25,8 @@ import (
 // startContainer hooks run in the container; then init, blocked opening
 // exec.fifo for writing, is released by opening it for reading, and what
 // init writes says it got that far. Then the poststart hooks run. A
-// failed startContainer hook kills init: the container is stopped.
+// failed startContainer or poststart hook kills init: the container is
+// stopped, and the start fails with the hook's error.
 func (c *Container) Start() error {
 	if _, err := c.check(OpStart); err != nil {
 		return err
@@ -49,7 +50,12 @@ func (c *Container) Start() error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
-	c.runPoststart()
+	if err := c.runPoststart(); err != nil {
+		if kerr := c.kill(); kerr != nil {
+			logrus.Warn(kerr)
+		}
+		return fmt.Errorf("start container %s: %w", c.ID, err)
+	}
 	return nil
 }
 
