@@ -2,7 +2,9 @@ package initproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
@@ -34,12 +36,25 @@ func Init(openPty OpenPty) {
 		}
 	}
 	if err := build(hostKernel(openPty), sock); err != nil {
-		if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
-			fmt.Fprintln(os.Stderr, "husk init:", err)
-		}
+		report(sock, err, os.Stderr)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// report sends init's error to the parent, which says it. When the
+// parent cannot take it, init says it on stderr itself, unless the
+// parent hung up: then it gave up for a reason of its own, which it
+// says, and one more line before it would hide it (read config: EOF).
+func report(sock *os.File, err error, stderr io.Writer) {
+	serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error()))
+	switch {
+	case serr == nil:
+	case errors.Is(err, io.EOF), errors.Is(serr, unix.EPIPE), errors.Is(serr, unix.ECONNRESET):
+		logrus.Debugf("the parent hung up: %v", err)
+	default:
+		fmt.Fprintln(stderr, "husk init:", err)
+	}
 }
 
 // build receives the config and builds the container, then hands the

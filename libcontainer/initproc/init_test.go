@@ -2,7 +2,9 @@ package initproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -296,5 +298,40 @@ func TestBuildLoopback(t *testing.T) {
 	}
 	if len(f.calls) != 1 {
 		t.Errorf("calls after a failed lo up: %q", f.calls)
+	}
+}
+
+// Init's error reaches the parent; when the parent hung up (it failed,
+// and says why), init adds no line of its own to stderr.
+func TestReport(t *testing.T) {
+	gone := errors.New("mount: boom")
+	for _, tc := range []struct {
+		name       string
+		err        error
+		parentGone bool
+		stderr     string
+	}{
+		{"parent there", gone, false, ""},
+		{"parent hung up before config", fmt.Errorf("read config: %w", io.EOF), true, ""},
+		{"parent hung up during the hooks", fmt.Errorf("wait for the createRuntime hooks: %w", io.ErrUnexpectedEOF), true, ""},
+		{"parent hung up, init's own failure", gone, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, parent := socketpair(t)
+			if tc.parentGone {
+				parent.Close()
+			}
+			var out strings.Builder
+			report(sock, tc.err, &out)
+			if out.String() != tc.stderr {
+				t.Errorf("stderr %q, want %q", out.String(), tc.stderr)
+			}
+			if !tc.parentGone {
+				typ, payload, err := bootstrap.Recv(parent)
+				if err != nil || typ != bootstrap.SyncError || string(payload) != tc.err.Error() {
+					t.Errorf("parent got %v %q %v", typ, payload, err)
+				}
+			}
+		})
 	}
 }

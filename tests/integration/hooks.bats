@@ -324,3 +324,15 @@ start_hook_probe() {
 	! grep -v '^[012] ' <<<"$fds" | grep -q ' /dev/null$' || fail "init holds the caller's fd 10: $fds"
 	husk delete --force "$id"
 }
+
+@test "hooks: a create that fails after init started says one error on stderr, the real one (no line of init's first)" {
+	local id kind
+	for kind in prestart createRuntime; do
+		id="$(new_id)"
+		update_config --arg k "$kind" '.hooks = {($k): [{path: "/bin/sh", args: ["sh", "-c", "echo the-hook-said-no >&2; exit 4"]}]}'
+		run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+		[ "${#stderr_lines[@]}" -eq 1 ] || fail "$kind: more than one line on stderr: $stderr"
+		assert_contains "${stderr_lines[0]}" "hooks.$kind[0]" the-hook-said-no "exit status 4"
+		assert_no_container "$id"
+	done
+}
