@@ -83,12 +83,24 @@ func build(k *kernel, sock *os.File) error {
 			return fmt.Errorf("linux.namespaces: new network namespace: %w", err)
 		}
 	}
+	// Without a mount namespace of its own the container's console is a
+	// pty of the host's /dev/ptmx, made before the chroot, and has no
+	// /dev/console (a mount there would land on the host's tree): as runc
+	// runs that config.
+	_, ownMounts := cfg.Namespace(configs.NEWNS)
+	slave := -1
+	if !ownMounts {
+		if slave, err = k.setupConsole(cfg, side, false); err != nil {
+			return err
+		}
+	}
 	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}
-	slave, err := k.setupConsole(cfg, side)
-	if err != nil {
-		return err
+	if ownMounts {
+		if slave, err = k.setupConsole(cfg, side, true); err != nil {
+			return err
+		}
 	}
 	if err := k.setupSystem(cfg); err != nil {
 		return err

@@ -130,8 +130,9 @@ func runBuild(t *testing.T, f *fakeKernel, cfg *configs.Config, flags bootstrap.
 func buildConfig() *configs.Config {
 	return &configs.Config{
 		Hostname: "box", Domainname: "example",
-		Sysctl:  map[string]string{"net.ipv4.ip_forward": "1"},
-		Process: &configs.Process{Args: []string{"sh"}, User: configs.User{UID: 1000}},
+		Namespaces: []configs.Namespace{{Type: configs.NEWNS}},
+		Sysctl:     map[string]string{"net.ipv4.ip_forward": "1"},
+		Process:    &configs.Process{Args: []string{"sh"}, User: configs.User{UID: 1000}},
 	}
 }
 
@@ -279,7 +280,7 @@ func TestBuildLoopback(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := buildConfig()
-			cfg.Namespaces = []configs.Namespace{tc.ns}
+			cfg.Namespaces = append(cfg.Namespaces, tc.ns)
 			f := &fakeKernel{}
 			if err, _ := runBuild(t, f, cfg, 0); err != nil {
 				t.Fatal(err)
@@ -290,7 +291,7 @@ func TestBuildLoopback(t *testing.T) {
 		})
 	}
 	cfg := buildConfig()
-	cfg.Namespaces = []configs.Namespace{{Type: configs.NEWNET}}
+	cfg.Namespaces = append(cfg.Namespaces, configs.Namespace{Type: configs.NEWNET})
 	f := &fakeKernel{fail: map[string]error{"lo": unix.EPERM}}
 	err, _ := runBuild(t, f, cfg, 0)
 	if want := "linux.namespaces: new network namespace: operation not permitted"; err == nil || err.Error() != want {
@@ -333,5 +334,24 @@ func TestReport(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Without a mount namespace the pty is made before the chroot (from the
+// host's /dev/ptmx) and never bound onto /dev/console, as runc.
+func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
+	cfg := buildConfig()
+	cfg.Namespaces = nil
+	cfg.Process.Terminal = true
+	f := &fakeKernel{}
+	if err, _ := runBuild(t, f, cfg, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"}
+	if !slices.Equal(f.calls, want) {
+		t.Errorf("calls\n%q, want\n%q", f.calls, want)
+	}
+	if !slices.Equal(f.handed, []int{66, 77}) {
+		t.Errorf("handed over %v", f.handed)
 	}
 }
