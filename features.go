@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/criu"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/husk-runtime/husk/libcontainer/seccomp"
 	"github.com/husk-runtime/husk/specconv"
@@ -46,6 +48,10 @@ func hostFeatures() *features.Features {
 	l.IntelRdt = &features.IntelRdt{Enabled: &no}
 	idmap := rootfs.IDMapSupported()
 	l.MountExtensions.IDMap.Enabled = &idmap
+	// Annotations of config.json that change what husk does: CRIU's
+	// configuration file and the CNI networking requests.
+	f.PotentiallyUnsafeConfigAnnotations = append(f.PotentiallyUnsafeConfigAnnotations, criu.ConfigAnnotation)
+	f.PotentiallyUnsafeConfigAnnotations = append(f.PotentiallyUnsafeConfigAnnotations, cni.ConfigAnnotations()...)
 	f.Annotations = map[string]string{
 		"io.github.seccomp.libseccomp.version":     seccomp.LibraryVersion(),
 		"org.husk-runtime.husk.version":            version,

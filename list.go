@@ -21,9 +21,10 @@ var listCommand = &cli.Command{
 	},
 	Action: func(ctx context.Context, cmd *cli.Command) error {
 		root := cmd.Root().String("root")
-		// As runc: a --root given that does not exist is an error (a typo
-		// must not look like "no containers"); the default one is not.
-		if _, err := os.Stat(root); err != nil && cmd.Root().IsSet("root") {
+		// As runc (1.2 on): a --root given that does not exist is an
+		// error (a typo must not look like "no containers"); the default
+		// one is not: no container was made yet.
+		if _, err := os.Stat(root); err != nil && rootGiven(cmd) {
 			return fmt.Errorf("list: --root %s: %w", root, err)
 		}
 		list, err := libcontainer.List(root)

@@ -20,11 +20,29 @@ func setupRootless(ctx context.Context, cmd *cli.Command) (context.Context, erro
 		return ctx, err
 	}
 	if !cmd.IsSet("root") {
+		// Set makes IsSet true: remember that this one is the default,
+		// for list (rootGiven).
+		if cmd.Metadata == nil {
+			cmd.Metadata = map[string]any{}
+		}
+		cmd.Metadata[defaultRootKey] = true
 		if err := cmd.Set("root", rootless.DefaultStateRoot(rootless.Self(), os.Getenv)); err != nil {
 			return ctx, err
 		}
 	}
 	return ctx, nil
+}
+
+// defaultRootKey marks, in the root command's Metadata, a --root that
+// setupRootless chose rather than the caller.
+const defaultRootKey = "husk.defaultRoot"
+
+// rootGiven reports whether the caller named --root: setupRootless sets
+// the default itself, which makes cli's IsSet true.
+func rootGiven(cmd *cli.Command) bool {
+	r := cmd.Root()
+	chosen, _ := r.Metadata[defaultRootKey].(bool)
+	return r.IsSet("root") && !chosen
 }
 
 // rootlessOptions is what Create does differently for the caller: the

@@ -24,7 +24,8 @@ import (
 // startContainer hooks run in the container; then init, blocked opening
 // exec.fifo for writing, is released by opening it for reading, and what
 // init writes says it got that far. Then the poststart hooks run. A
-// failed startContainer hook kills init: the container is stopped.
+// failed startContainer or poststart hook kills init: the container is
+// stopped, and the start fails with the hook's error.
 func (c *Container) Start() error {
 	if _, err := c.check(OpStart); err != nil {
 		return err
@@ -48,7 +49,12 @@ func (c *Container) Start() error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
-	c.runPoststart()
+	if err := c.runPoststart(); err != nil {
+		if kerr := c.kill(); kerr != nil {
+			logrus.Warn(kerr)
+		}
+		return fmt.Errorf("start container %s: %w", c.ID, err)
+	}
 	return nil
 }
 
@@ -252,16 +258,15 @@ func (c *Container) runCreateRuntimeHooks(pid int) error {
 	return nil
 }
 
-// runPoststart runs the poststart hooks once the process runs. A failure
-// is logged and changes nothing else, as the runtime-spec says.
-func (c *Container) runPoststart() {
+// runPoststart runs the poststart hooks once the process runs, stopping
+// at the first that fails: its error fails the start, which stops the
+// container (runtime-spec 1.3.0's lifecycle, as runc and crun).
+func (c *Container) runPoststart() error {
 	if len(c.hooks(configs.Poststart)) == 0 {
-		return
+		return nil
 	}
 	st := c.hookState(specs.StateRunning, c.State.InitPid)
-	for _, err := range hooks.RunAll(configs.Poststart, c.hooks(configs.Poststart), st, hooks.InheritEnv) {
-		logrus.Warnf("container %s: %v", c.ID, err)
-	}
+	return hooks.Run(configs.Poststart, c.hooks(configs.Poststart), st, hooks.InheritEnv)
 }
 
 // runPoststop runs the poststop hooks when the container is deleted. A

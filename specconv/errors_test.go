@@ -165,6 +165,13 @@ func TestConvertErrors(t *testing.T) {
 			s.Linux.Sysctl = map[string]string{"net.core.somaxconn": "1024"}
 		}},
 
+		{want: `linux.sysctl: "kernel.hostname" conflicts with the "hostname" field: set the host name there`, edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"kernel.hostname": "other"}
+		}},
+		{want: `linux.sysctl: "user.max_user_namespaces" needs a "user" namespace`, edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"user.max_user_namespaces": "0"}
+		}},
+
 		// time namespace
 		{want: `linux.timeOffsets: needs a new "time" namespace in linux.namespaces`, edit: func(s *specs.Spec) {
 			s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"monotonic": {Secs: 1}}

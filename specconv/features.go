@@ -14,14 +14,19 @@ import (
 // the conversion checks against. The caller adds what only the host can
 // tell (AppArmor, SELinux, which seccomp architectures libseccomp knows).
 func Features() *features.Features {
-	yes, no := true, false
+	yes := true
 	f := &features.Features{
-		OCIVersionMin: "1.0.0",
-		OCIVersionMax: specs.Version,
-		MountOptions:  MountOptions(),
+		// The annotations of config.json that this package acts on; the
+		// caller adds the others (a value ending in "." is a prefix).
+		PotentiallyUnsafeConfigAnnotations: []string{systemdPropPrefix},
+		OCIVersionMin:                      "1.0.0",
+		OCIVersionMax:                      specs.Version,
+		MountOptions:                       MountOptions(),
 		Linux: &features.Linux{
 			Capabilities: caps.Names(),
-			Cgroup:       &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no, Rdma: &yes},
+			// --systemd-cgroup: a transient scope on the system bus, or on
+			// the user's session bus for a caller without root.
+			Cgroup: &features.Cgroup{V1: &yes, V2: &yes, Systemd: &yes, SystemdUser: &yes, Rdma: &yes},
 			Seccomp: &features.Seccomp{
 				Enabled:        &yes,
 				Actions:        names(seccompActions),

@@ -125,8 +125,16 @@ func (c *converter) sysctl() error {
 			need = configs.NEWIPC
 		case strings.HasPrefix(name, "net."):
 			need = configs.NEWNET
-		case name == "kernel.hostname" || name == "kernel.domainname":
+		case name == "kernel.hostname":
+			// Namespaced, but the spec has a field for it; two ways to
+			// set the host name would disagree (runc refuses it too).
+			return fieldErrorf("linux.sysctl", "%q conflicts with the \"hostname\" field: set the host name there", key)
+		case name == "kernel.domainname":
 			need = configs.NEWUTS
+		case strings.HasPrefix(name, "user."):
+			// The limits of /proc/sys/user are per user namespace
+			// (user.max_*_namespaces, …), as runc allows them.
+			need = configs.NEWUSER
 		default:
 			return fieldErrorf("linux.sysctl", "%q is not namespaced, setting it would change the host", key)
 		}

@@ -65,6 +65,9 @@ func (m *Manager) Update(prev, r *configs.Resources) error {
 // set applies r; with prev, only the groups of settings that differ from
 // prev's.
 func (m *Manager) set(r, prev *configs.Resources, skipDevices bool) error {
+	if err := m.ensureRtBudget(r); err != nil {
+		return err
+	}
 	v1res, v2res, v2used, err := m.route(r, prev)
 	if err != nil {
 		return err

@@ -38,6 +38,12 @@ const (
 	DefaultIfName = "eth0"
 )
 
+// ConfigAnnotations are the annotations above, each of which changes what
+// a container gets (`husk features` lists them).
+func ConfigAnnotations() []string {
+	return []string{AnnotationNetwork, AnnotationHookNetwork, AnnotationIfName, AnnotationArgs, AnnotationCapabilities}
+}
+
 // capabilityKeys are the runtimeConfig keys of the CNI conventions; a key
 // outside them is most likely a typo, which libcni would drop silently.
 var capabilityKeys = map[string]bool{

@@ -59,7 +59,7 @@ func Run(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env
 }
 
 // RunAll runs every hook even when some fail, as the runtime-spec wants
-// for poststart and poststop, and returns an error for each failure.
+// for poststop, and returns an error for each failure.
 func RunAll(kind configs.HookKind, hooks []configs.Hook, state specs.State, env Env) []error {
 	return runHere(kind, hooks, state, env, false)
 }

@@ -2,7 +2,9 @@ package initproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
@@ -34,12 +36,25 @@ func Init(openPty OpenPty) {
 		}
 	}
 	if err := build(hostKernel(openPty), sock); err != nil {
-		if serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error())); serr != nil {
-			fmt.Fprintln(os.Stderr, "husk init:", err)
-		}
+		report(sock, err, os.Stderr)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// report sends init's error to the parent, which says it. When the
+// parent cannot take it, init says it on stderr itself, unless the
+// parent hung up: then it gave up for a reason of its own, which it
+// says, and one more line before it would hide it (read config: EOF).
+func report(sock *os.File, err error, stderr io.Writer) {
+	serr := bootstrap.Send(sock, bootstrap.SyncError, []byte(err.Error()))
+	switch {
+	case serr == nil:
+	case errors.Is(err, io.EOF), errors.Is(serr, unix.EPIPE), errors.Is(serr, unix.ECONNRESET):
+		logrus.Debugf("the parent hung up: %v", err)
+	default:
+		fmt.Fprintln(stderr, "husk init:", err)
+	}
 }
 
 // build receives the config and builds the container, then hands the
@@ -61,12 +76,31 @@ func build(k *kernel, sock *os.File) error {
 		return atMountHooks(sock, cfg, flags&bootstrap.ConfigAskHooks != 0)
 	}
 	sources := func(i int) (int, error) { return askMountSource(sock, i) }
+	// The network before the rootfs, as runc: the createRuntime and
+	// createContainer hooks see lo up.
+	if newNetNamespace(cfg) {
+		if err := k.loopbackUp(); err != nil {
+			return fmt.Errorf("linux.namespaces: new network namespace: %w", err)
+		}
+	}
+	// Without a mount namespace of its own the container's console is a
+	// pty of the host's /dev/ptmx, made before the chroot, and has no
+	// /dev/console (a mount there would land on the host's tree): as runc
+	// runs that config.
+	_, ownMounts := cfg.Namespace(configs.NEWNS)
+	slave := -1
+	if !ownMounts {
+		if slave, err = k.setupConsole(cfg, side, false); err != nil {
+			return err
+		}
+	}
 	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}
-	slave, err := k.setupConsole(cfg, side)
-	if err != nil {
-		return err
+	if ownMounts {
+		if slave, err = k.setupConsole(cfg, side, true); err != nil {
+			return err
+		}
 	}
 	if err := k.setupSystem(cfg); err != nil {
 		return err

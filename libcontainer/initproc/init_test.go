@@ -2,7 +2,9 @@ package initproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -54,6 +56,7 @@ func (f *fakeKernel) kernel() *kernel {
 		bindConsole:   func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
 		sethostname:   func(name string) error { return f.call("sethostname " + name) },
 		setdomainname: func(name string) error { return f.call("setdomainname " + name) },
+		loopbackUp:    func() error { return f.call("lo up") },
 		writeSysctl:   func(k, v string) error { return f.call("sysctl " + k + "=" + v) },
 		openRoot:      func() (int, error) { return 66, f.call("open /") },
 		sendmsg: func(fd int, p, oob []byte) error {
@@ -127,8 +130,9 @@ func runBuild(t *testing.T, f *fakeKernel, cfg *configs.Config, flags bootstrap.
 func buildConfig() *configs.Config {
 	return &configs.Config{
 		Hostname: "box", Domainname: "example",
-		Sysctl:  map[string]string{"net.ipv4.ip_forward": "1"},
-		Process: &configs.Process{Args: []string{"sh"}, User: configs.User{UID: 1000}},
+		Namespaces: []configs.Namespace{{Type: configs.NEWNS}},
+		Sysctl:     map[string]string{"net.ipv4.ip_forward": "1"},
+		Process:    &configs.Process{Args: []string{"sh"}, User: configs.User{UID: 1000}},
 	}
 }
 
@@ -259,5 +263,95 @@ func TestBuildTerminalWithoutConsole(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("kernel calls %q", f.calls)
+	}
+}
+
+// A new network namespace gets lo up before the rootfs (as runc: the
+// create hooks see it); a joined one is left as it is.
+func TestBuildLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ns    configs.Namespace
+		first string
+	}{
+		{"new netns", configs.Namespace{Type: configs.NEWNET}, "lo up"},
+		{"joined netns", configs.Namespace{Type: configs.NEWNET, Path: "/var/run/netns/x"}, "mount"},
+		{"no netns", configs.Namespace{Type: configs.NEWUTS}, "mount"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := buildConfig()
+			cfg.Namespaces = append(cfg.Namespaces, tc.ns)
+			f := &fakeKernel{}
+			if err, _ := runBuild(t, f, cfg, 0); err != nil {
+				t.Fatal(err)
+			}
+			if f.calls[0] != tc.first || slices.Contains(f.calls[1:], "lo up") {
+				t.Errorf("calls %q, want %q first and lo up at most once", f.calls, tc.first)
+			}
+		})
+	}
+	cfg := buildConfig()
+	cfg.Namespaces = append(cfg.Namespaces, configs.Namespace{Type: configs.NEWNET})
+	f := &fakeKernel{fail: map[string]error{"lo": unix.EPERM}}
+	err, _ := runBuild(t, f, cfg, 0)
+	if want := "linux.namespaces: new network namespace: operation not permitted"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if len(f.calls) != 1 {
+		t.Errorf("calls after a failed lo up: %q", f.calls)
+	}
+}
+
+// Init's error reaches the parent; when the parent hung up (it failed,
+// and says why), init adds no line of its own to stderr.
+func TestReport(t *testing.T) {
+	gone := errors.New("mount: boom")
+	for _, tc := range []struct {
+		name       string
+		err        error
+		parentGone bool
+		stderr     string
+	}{
+		{"parent there", gone, false, ""},
+		{"parent hung up before config", fmt.Errorf("read config: %w", io.EOF), true, ""},
+		{"parent hung up during the hooks", fmt.Errorf("wait for the createRuntime hooks: %w", io.ErrUnexpectedEOF), true, ""},
+		{"parent hung up, init's own failure", gone, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, parent := socketpair(t)
+			if tc.parentGone {
+				parent.Close()
+			}
+			var out strings.Builder
+			report(sock, tc.err, &out)
+			if out.String() != tc.stderr {
+				t.Errorf("stderr %q, want %q", out.String(), tc.stderr)
+			}
+			if !tc.parentGone {
+				typ, payload, err := bootstrap.Recv(parent)
+				if err != nil || typ != bootstrap.SyncError || string(payload) != tc.err.Error() {
+					t.Errorf("parent got %v %q %v", typ, payload, err)
+				}
+			}
+		})
+	}
+}
+
+// Without a mount namespace the pty is made before the chroot (from the
+// host's /dev/ptmx) and never bound onto /dev/console, as runc.
+func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
+	cfg := buildConfig()
+	cfg.Namespaces = nil
+	cfg.Process.Terminal = true
+	f := &fakeKernel{}
+	if err, _ := runBuild(t, f, cfg, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"}
+	if !slices.Equal(f.calls, want) {
+		t.Errorf("calls\n%q, want\n%q", f.calls, want)
+	}
+	if !slices.Equal(f.handed, []int{66, 77}) {
+		t.Errorf("handed over %v", f.handed)
 	}
 }

@@ -24,6 +24,8 @@ type kernel struct {
 	bindConsole   func(slave int) error
 	sethostname   func(name string) error
 	setdomainname func(name string) error
+	// loopbackUp brings "lo" up in a new network namespace.
+	loopbackUp func() error
 	// writeSysctl writes a sysctl through a checked procfs fd.
 	writeSysctl func(key, value string) error
 	// openRoot opens "/" (O_PATH), the root handed over to pid 1.
@@ -42,6 +44,7 @@ func hostKernel(openPty OpenPty) *kernel {
 		bindConsole:    console.BindConsole,
 		sethostname:    func(name string) error { return unix.Sethostname([]byte(name)) },
 		setdomainname:  func(name string) error { return unix.Setdomainname([]byte(name)) },
+		loopbackUp:     loopbackUp,
 		writeSysctl:    rootfs.WriteSysctl,
 		openRoot: func() (int, error) {
 			return unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

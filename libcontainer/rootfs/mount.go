@@ -23,6 +23,9 @@ func mountAll(r *rootDir, c *configs.Config) error {
 		if err := mountOne(r, c, m, i); err != nil {
 			return mountError(i, m, err)
 		}
+		if err := r.coverRoot(m.Destination); err != nil {
+			return mountError(i, m, err)
+		}
 	}
 	return nil
 }

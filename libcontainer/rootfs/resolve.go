@@ -38,6 +38,23 @@ func openRoot(path string) (*rootDir, error) {
 
 func (r *rootDir) close() { closeFd(r.fd) }
 
+// coverRoot follows a mount made on the rootfs itself (a mount whose
+// destination is "/"): r.fd still names the directory below it, so the
+// mounts after it, and a tmpcopyup's copy, would land under it. Any
+// other destination is left alone.
+func (r *rootDir) coverRoot(dest string) error {
+	if filepath.Clean("/"+dest) != "/" {
+		return nil
+	}
+	fd, err := open(r.path, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return fmt.Errorf("reopen the rootfs %s: %w", r.path, err)
+	}
+	closeFd(r.fd)
+	r.fd = fd
+	return nil
+}
+
 // create says what open makes when a path is missing.
 type create int
 

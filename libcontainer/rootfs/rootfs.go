@@ -37,7 +37,10 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 		if err := runHook(beforePivot); err != nil {
 			return err
 		}
-		return chrootRoot(c.Rootfs)
+		if err := chrootRoot(c.Rootfs); err != nil {
+			return err
+		}
+		return makeCwdInRoot(c)
 	}
 	root, err := filepath.EvalSymlinks(c.Rootfs)
 	if err != nil {
@@ -65,12 +68,16 @@ func SetupWith(c *configs.Config, beforePivot func() error, openSource SourceOpe
 	return enterRoot(c, root)
 }
 
-// buildRoot makes every mount, then /dev's nodes and links.
+// buildRoot makes every mount, then /dev's nodes and links, then a
+// missing process.cwd.
 func buildRoot(r *rootDir, c *configs.Config) error {
 	if err := mountAll(r, c); err != nil {
 		return err
 	}
-	return setupDev(r, c)
+	if err := setupDev(r, c); err != nil {
+		return err
+	}
+	return makeCwd(r, c)
 }
 
 func runHook(hook func() error) error {

@@ -32,6 +32,9 @@ func mountTmpfs(r *rootDir, m *configs.Mount) error {
 	if err := r.mountLabelled(mountSource(m), covered.proc(), "tmpfs", flags, data); err != nil {
 		return err
 	}
+	if err := r.coverRoot(m.Destination); err != nil {
+		return err
+	}
 	if m.CopyUp {
 		if err := r.at(m.Destination, func(p string) error { return copyUp(covered.fd, p) }); err != nil {
 			return fmt.Errorf("tmpcopyup: %w", err)

@@ -673,3 +673,19 @@ in_container_file() {
 	# With room enough it works.
 	run -0 husk exec "$id" true
 }
+
+@test "cgroups: cpu.realtimeRuntime/realtimePeriod work with the default cgroup path on v1, as runc" {
+	cgv2 && skip "cgroup v2: no real-time group budget (cpu.rt_runtime_us is v1 only)"
+	[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] ||
+		skip "no /sys/fs/cgroup/cpu/cpu.rt_runtime_us: a kernel without RT_GROUP_SCHED (or no v1 cpu hierarchy)"
+	load runtimes
+	older_spec
+	update_config '.linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 100000}'
+	set_args sh -c 'cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us /sys/fs/cgroup/cpu/cpu.rt_period_us'
+	local bin id
+	for bin in $(runtimes); do
+		id="$(new_id)"
+		run -0 rt "$bin" run --bundle "$BUNDLE" "$id" </dev/null
+		[ "${lines[0]}" = 10000 ] && [ "${lines[1]}" = 100000 ] || fail "$bin: rt runtime, period: $output"
+	done
+}

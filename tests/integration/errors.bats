@@ -174,3 +174,20 @@ create_fails() {
 	run -0 husk --root "$TEST_DIR/empty-root" list -q
 	[ -z "$output" ] || fail "list: $output"
 }
+
+@test "list with the default root missing prints an empty list, exit 0, as runc" {
+	command -v unshare >/dev/null || skip "no unshare (util-linux)"
+	# A private /run (a mount namespace of its own) where the default root
+	# /run/husk cannot exist; other tests' containers are not in it.
+	local rt
+	for rt in "$HUSK_BIN" /usr/sbin/runc; do
+		[ -x "$rt" ] || continue
+		run -0 --separate-stderr timeout -k 5 "$HUSK_TIMEOUT" unshare -m sh -c \
+			'mount --make-rprivate / && mount -t tmpfs tmpfs /run && "$1" list && "$1" list -q && "$1" list --format json' sh "$rt"
+		[ -z "$stderr" ] || fail "$rt list: stderr: $stderr"
+		[ "${lines[0]}" = "$(printf '%s' "${lines[0]}" | grep '^ID  *PID  *STATUS  *BUNDLE  *CREATED  *OWNER$')" ] ||
+			fail "$rt list: not a table header: ${lines[0]}"
+		[ "${#lines[@]}" -eq 2 ] || fail "$rt list: $output"
+		[ "${lines[1]}" = "[]" ] || [ "${lines[1]}" = "null" ] || fail "$rt list --format json: ${lines[1]}"
+	done
+}

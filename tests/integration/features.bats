@@ -52,3 +52,22 @@ load helpers
 		syscalls: [$a | to_entries[] | {names: ["syscall-\(.key)", (["acct", "bpf", "kexec_load", "swapon", "swapoff", "reboot", "pivot_root", "quotactl"][.key])], action: .value}]}'
 	husk create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" || fail "$(cat "$TEST_DIR/err")"
 }
+
+@test "features: the systemd drivers are supported and the annotations husk acts on are listed" {
+	run -0 husk features
+	# husk has --systemd-cgroup (system bus; a user's session bus without
+	# root), as runc 1.1.5, whose document says the same.
+	jq -e '.linux.cgroup.systemd == true and .linux.cgroup.systemdUser == true' <<<"$output" >/dev/null ||
+		fail "cgroup: $(jq -c .linux.cgroup <<<"$output")"
+	if [ -x /usr/sbin/runc ]; then
+		/usr/sbin/runc features | jq -e '.linux.cgroup.systemd == true and .linux.cgroup.systemdUser == true' >/dev/null ||
+			fail "runc features disagrees: $(/usr/sbin/runc features | jq -c .linux.cgroup)"
+	fi
+	# Every config.json annotation husk reads (a trailing "." is a prefix).
+	local a
+	for a in org.systemd.property. org.criu.config io.husk.cni.network io.husk.cni.hook.network \
+		io.husk.cni.ifname io.husk.cni.args io.husk.cni.capabilities; do
+		jq -e --arg a "$a" '.potentiallyUnsafeConfigAnnotations | index($a)' <<<"$output" >/dev/null ||
+			fail "potentiallyUnsafeConfigAnnotations lacks $a: $(jq -c .potentiallyUnsafeConfigAnnotations <<<"$output")"
+	done
+}

@@ -151,16 +151,37 @@ state_field() {
 	assert_no_container "$id"
 }
 
-@test "hooks: failing poststart hooks only warn, and all of them run" {
-	local id
+@test "hooks: a failing poststart hook fails start and stops the container; the next one does not run (runtime-spec 1.3.0, runc)" {
+	local id pid
 	id="$(new_id)"
-	update_config '.hooks.poststart = [{path: "/bin/false"}]'
+	update_config '.hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "echo poststart-said-no >&2; exit 3"]}]'
 	add_hook poststart "$TEST_DIR/hook.sh" hook.sh "$OUT" poststart
-	set_args true
+	set_args sleep 1000
 	create_bg "$id"
-	run -0 husk start "$id"
-	assert_contains "$output" level=warning 'hooks.poststart[0]' '/bin/false' 'exit status 1'
-	[ -s "$OUT/poststart.json" ] || fail "the poststart hook after the failed one did not run"
+	pid="$(container_pid "$id")"
+	run ! --separate-stderr husk start "$id"
+	assert_contains "$stderr" 'hooks.poststart[0]' 'exit status 3' poststart-said-no
+	[ ! -e "$OUT/poststart.json" ] || fail "the poststart hook after the failed one ran"
+	assert_pid_gone "$pid"
+	[ "$(container_status "$id")" = stopped ] || fail "status after a failed poststart: $(container_status "$id")"
+	husk delete "$id"
+	assert_no_container "$id"
+}
+
+@test "hooks: run with a failing poststart hook exits non-zero with its error and leaves nothing, as runc and crun (where crun runs)" {
+	load runtimes
+	older_spec
+	update_config '.hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "echo poststart-said-no >&2; exit 3"]}]'
+	set_args sh -c 'echo started; exec sleep 1000'
+	local bin id
+	for bin in $(runtimes); do
+		id="$(new_id)"
+		run ! --separate-stderr rt "$bin" run --bundle "$BUNDLE" "$id" </dev/null
+		assert_contains "$stderr" poststart-said-no
+		run -0 rt "$bin" list -q
+		[ -z "$output" ] || fail "$bin left: $output"
+	done
+	assert_no_container "$id"
 }
 
 @test "hooks: poststop runs on delete; failing ones are logged and ignored" {
@@ -302,4 +323,16 @@ start_hook_probe() {
 	# and cgroup files, are issue 11's, tests/security/fds.bats).
 	! grep -v '^[012] ' <<<"$fds" | grep -q ' /dev/null$' || fail "init holds the caller's fd 10: $fds"
 	husk delete --force "$id"
+}
+
+@test "hooks: a create that fails after init started says one error on stderr, the real one (no line of init's first)" {
+	local id kind
+	for kind in prestart createRuntime; do
+		id="$(new_id)"
+		update_config --arg k "$kind" '.hooks = {($k): [{path: "/bin/sh", args: ["sh", "-c", "echo the-hook-said-no >&2; exit 4"]}]}'
+		run ! --separate-stderr husk create --bundle "$BUNDLE" "$id" </dev/null
+		[ "${#stderr_lines[@]}" -eq 1 ] || fail "$kind: more than one line on stderr: $stderr"
+		assert_contains "${stderr_lines[0]}" "hooks.$kind[0]" the-hook-said-no "exit status 4"
+		assert_no_container "$id"
+	done
 }

@@ -171,3 +171,28 @@ shared_rootfs() {
 	in_container "awk '\$5 == \"/\"' /proc/self/mountinfo"
 	[[ "$output" != *master:* && "$output" != *shared:* ]] || fail "mountinfo: $output"
 }
+
+@test "mounts: a tmpfs on / with tmpcopyup over a rootfs holding a dangling symlink, as crun" {
+	ln -s /no/such/target "$BUNDLE/rootfs/dangling"
+	update_config '.root.readonly = false | .mounts = [{destination: "/", type: "tmpfs", source: "tmpfs", options: ["tmpcopyup"]}] + .mounts'
+	set_args sh -c 'readlink /dangling; touch /new && echo written; grep " / " /proc/self/mountinfo | grep -c tmpfs'
+	local id
+	id="$(new_id)"
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = /no/such/target ] || fail "symlink: $output"
+	[ "${lines[1]}" = written ] || fail "write: $output"
+	[ "${lines[2]}" -ge 1 ] || fail "/ is not a tmpfs: $output"
+	[ ! -e "$BUNDLE/rootfs/new" ] || fail "the write reached the rootfs below the tmpfs"
+}
+
+@test "mounts: a bind mount whose destination is / replaces the rootfs, as crun" {
+	cp -a "$BUNDLE/rootfs" "$TEST_DIR/other"
+	echo from-the-bind >"$TEST_DIR/other/marker"
+	update_config --arg s "$TEST_DIR/other" '.mounts = [{destination: "/", type: "bind", source: $s, options: ["rbind"]}] + .mounts'
+	set_args sh -c 'cat /marker; echo pid $$'
+	local id
+	id="$(new_id)"
+	run -0 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "${lines[0]}" = from-the-bind ] || fail "not the bind's tree: $output"
+	[ "${lines[1]}" = "pid 1" ] || fail "$output"
+}

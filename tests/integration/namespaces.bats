@@ -194,3 +194,18 @@ load helpers
 	[[ "$output" == "uid=1000(user) gid=1000(user)"* ]] || fail "id: $output"
 	assert_contains "$output" "65534"
 }
+
+@test "network: a new network namespace has lo up, as runc and crun (where crun runs)" {
+	load runtimes
+	older_spec
+	set_ns network
+	# IFF_UP is bit 0 of the flags; ip shows UP in <...>.
+	set_args sh -c 'cat /sys/class/net/lo/flags; ip link show lo'
+	local bin id
+	for bin in $(runtimes); do
+		id="$(new_id)"
+		run -0 rt "$bin" run --bundle "$BUNDLE" "$id" </dev/null
+		[ $((${lines[0]} & 1)) -eq 1 ] || fail "$bin: lo flags ${lines[0]}: not up"
+		assert_contains "${lines[1]}" ",UP"
+	done
+}

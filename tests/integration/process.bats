@@ -288,3 +288,55 @@ raw_environ() {
 	update_config '.linux.memoryPolicy = {"mode": "MPOL_BIND", "nodes": "0-x"}'
 	create_fails_with "linux.memoryPolicy.nodes" "invalid memory policy" "0-x"
 }
+
+@test "linux.sysctl: kernel.hostname is refused (the hostname field sets it), as runc and crun (where crun runs)" {
+	load runtimes
+	older_spec
+	update_config '.hostname = "h1" | .linux.sysctl = {"kernel.hostname": "h2"}'
+	local bin id
+	for bin in $(runtimes); do
+		id="$(new_id)"
+		run ! --separate-stderr rt "$bin" run --bundle "$BUNDLE" "$id" </dev/null
+		assert_contains "$stderr" "kernel.hostname"
+		[ "$bin" = "$HUSK_BIN" ] && assert_contains "$stderr" 'linux.sysctl: "kernel.hostname" conflicts with the "hostname" field'
+		rt "$bin" delete -f "$id" 2>/dev/null || true
+	done
+	assert_no_container "$id"
+}
+
+@test "linux.sysctl: a user.* sysctl is set in the container's user namespace" {
+	requires_userns
+	set_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.sysctl = {"user.max_user_namespaces": "7"}'
+	run_in_container 'cat /proc/sys/user/max_user_namespaces'
+	[ "$output" = 7 ] || fail "user.max_user_namespaces: $output"
+	[ "$(cat /proc/sys/user/max_user_namespaces)" != 7 ] || fail "the host's user.max_user_namespaces was changed"
+}
+
+@test "process.cwd missing is made in the rootfs (0755, root's) before it is read-only, as runc and crun (where crun runs)" {
+	load runtimes
+	older_spec
+	update_config '.root.readonly = true | .process.cwd = "/work/new/deep"'
+	set_args sh -c 'pwd; stat -c "%a %u:%g" /work/new/deep /work'
+	local bin id
+	for bin in $(runtimes); do
+		rm -rf "$BUNDLE/rootfs/work"
+		id="$(new_id)"
+		run -0 rt "$bin" run --bundle "$BUNDLE" "$id" </dev/null
+		[ "${lines[0]}" = /work/new/deep ] || fail "$bin: cwd: $output"
+		[ "${lines[1]}" = "755 0:0" ] && [ "${lines[2]}" = "755 0:0" ] || fail "$bin: made: $output"
+	done
+	rm -rf "$BUNDLE/rootfs/work"
+}
+
+@test "process.cwd under a symlink pointing out of the rootfs is made inside it" {
+	local host="/tmp/husk-cwd-escape-$$-$RANDOM"
+	ln -s "../../../../../../..$host" "$BUNDLE/rootfs/out"
+	update_config '.process.cwd = "/out/sub"'
+	run_in_container 'pwd -P'
+	[ ! -e "$host" ] || { rm -rf "$host"; fail "process.cwd made $host on the host"; }
+	[ -d "$BUNDLE/rootfs$host/sub" ] || fail "not made in the rootfs: $output"
+	[ "$output" = "$host/sub" ] || fail "cwd: $output"
+}
