@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO      ?= go
 BATS    ?= bats
-VERSION ?= 0.1.0-dev
+VERSION := $(shell cat $(CURDIR)/VERSION)
 COMMIT  ?= $(shell git rev-parse --verify --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
