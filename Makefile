@@ -115,11 +115,17 @@ release: build-deps release-deps
 release-deps:
 	@$(call apt_install,$(RELEASE_DEPS))
 
+# Two `make release` of HEAD in two fresh clones, compared byte for byte,
+# and the .deb installed, used and removed (tests/release).
+release-test: build-deps release-deps test-deps
+	set -o pipefail; \
+	$(BATS) --tap --timing --print-output-on-failure tests/release | awk -f tests/integration/summary.awk
+
 install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: clients-prebuild unit integration security fuzz clients clients-kube vm-test
+test: clients-prebuild unit integration security fuzz release-test clients clients-kube vm-test
 
 
 unit: build-deps test-deps
