@@ -115,6 +115,9 @@ release: build-deps release-deps
 release-deps:
 	@$(call apt_install,$(RELEASE_DEPS))
 
+deb: husk release-deps
+	VERSION="$(VERSION)" build/deb.sh $(CURDIR)/husk $(CURDIR)/husk-cni $(DIST)
+
 # Two `make release` of HEAD in two fresh clones, compared byte for byte,
 # and the .deb installed, used and removed (tests/release).
 release-test: build-deps release-deps test-deps
