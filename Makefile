@@ -15,7 +15,7 @@ SHELL := /bin/bash
 
 GO      ?= go
 BATS    ?= bats
-VERSION ?= 0.1.0-dev
+VERSION := $(shell cat $(CURDIR)/VERSION)
 COMMIT  ?= $(shell git rev-parse --verify --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
@@ -100,11 +100,35 @@ husk: build-deps
 	$(if $(filter musl,$(HUSK_LIBC)),build/musl.sh,CGO_ENABLED=1) $(GO) build -tags $(HUSK_TAGS) -ldflags "$(HUSK_LDFLAGS)" -o husk .
 	CGO_ENABLED=0 $(GO) build -o husk-cni ./cmd/husk-cni
 
+# make release: husk and husk-cni for linux/amd64 (make husk's musl build)
+# and linux/arm64 (glibc, Debian's cross gcc), static and reproducible, into
+# dist/: a tarball and an SPDX SBOM per architecture, SHA256SUMS
+# (build/release.sh; docs/building.md, "Releases"). make deb: a .deb of the
+# amd64 build (build/deb.sh). Both from a committed tree.
+RELEASE_DEPS := gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross jq dpkg-dev
+DIST ?= $(CURDIR)/dist
+.PHONY: release release-deps release-test deb
+release: build-deps release-deps
+	VERSION="$(VERSION)" COMMIT="$(COMMIT)" HUSK_TAGS="$(HUSK_TAGS)" HUSK_LDFLAGS="$(HUSK_LDFLAGS)" \
+		GO="$(GO)" DIST="$(DIST)" build/release.sh
+
+release-deps:
+	@$(call apt_install,$(RELEASE_DEPS))
+
+deb: husk release-deps
+	VERSION="$(VERSION)" build/deb.sh $(CURDIR)/husk $(CURDIR)/husk-cni $(DIST)
+
+# Two `make release` of HEAD in two fresh clones, compared byte for byte,
+# and the .deb installed, used and removed (tests/release).
+release-test: build-deps release-deps test-deps
+	set -o pipefail; \
+	$(BATS) --tap --timing --print-output-on-failure tests/release | awk -f tests/integration/summary.awk
+
 install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: clients-prebuild unit integration security fuzz clients clients-kube vm-test
+test: clients-prebuild unit integration security fuzz release-test clients clients-kube vm-test
 
 
 unit: build-deps test-deps

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"os"
@@ -21,15 +22,21 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	_ "github.com/husk-runtime/husk/onep" // one P from the runtime's start
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
 )
 
-// Set by the Makefile with -ldflags -X.
+// versionFile is the repository's VERSION, the one place the version is
+// written; the Makefile reads the same file (tarball and package names).
+//
+//go:embed VERSION
+var versionFile string
+
+// Set by the Makefile with -ldflags -X; a plain `go build` takes the
+// version from VERSION and the commit from go's VCS stamp (version.go).
 var (
-	version = "0.1.0-dev"
-	commit  = "unknown"
+	version = strings.TrimSpace(versionFile)
+	commit  = ""
 )
 
 // exitCode makes husk exit with a given status and no message: `run`
@@ -45,9 +52,7 @@ func main() {
 		trace.Start("init")
 		runInit() // exits
 	}
-	cli.VersionPrinter = func(*cli.Command) {
-		fmt.Printf("husk version %s\ncommit: %s\nspec: %s\n", version, commit, specs.Version)
-	}
+	cli.VersionPrinter = func(*cli.Command) { printVersion(os.Stdout) }
 	app := &cli.Command{
 		Name:    "husk",
 		Usage:   "an OCI container runtime (runc's command line)",

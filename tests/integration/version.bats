@@ -3,17 +3,34 @@
 
 load helpers
 
-@test "--version prints exactly three lines: version, commit, spec" {
+@test "--version prints runc's five lines: version, commit, spec, go, libseccomp" {
 	run -0 husk --version
-	[ "${#lines[@]}" -eq 3 ] || fail "want 3 lines, got ${#lines[@]}: $output"
+	[ "${#lines[@]}" -eq 5 ] || fail "want 5 lines, got ${#lines[@]}: $output"
 	[[ "${lines[0]}" == "husk version "?* ]] || fail "line 1: ${lines[0]}"
 	[[ "${lines[1]}" == "commit: "?* ]] || fail "line 2: ${lines[1]}"
 	[[ "${lines[2]}" == "spec: "?* ]] || fail "line 3: ${lines[2]}"
+	[[ "${lines[3]}" =~ ^go:\ go[0-9]+\.[0-9]+ ]] || fail "line 4: ${lines[3]}"
+	[[ "${lines[4]}" =~ ^libseccomp:\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "line 5: ${lines[4]}"
 }
 
 @test "--version names the runtime-spec version husk implements" {
 	run -0 husk --version
 	[[ "${lines[2]}" =~ ^spec:\ [0-9]+\.[0-9]+\.[0-9]+ ]] || fail "line 3: ${lines[2]}"
+}
+
+@test "--version prints the repository's VERSION file" {
+	local want
+	want=$(cat "$BATS_TEST_DIRNAME/../../VERSION")
+	run -0 husk --version
+	[ "${lines[0]}" = "husk version $want" ] || fail "line 1: ${lines[0]}, VERSION says $want"
+}
+
+@test "--version: the libseccomp line is the library features reports" {
+	run -0 husk --version
+	local lib="${lines[4]#libseccomp: }"
+	run -0 husk features
+	run -0 jq -r '.annotations["io.github.seccomp.libseccomp.version"]' <<<"$output"
+	[ "$output" = "$lib" ] || fail "features says $output, --version says $lib"
 }
 
 @test "--log F --log-format json: a failing create writes an error record" {
