@@ -118,6 +118,9 @@ func summary(rs []*runtime) []line {
 	}
 	pick("peak RSS of the create process, MiB", "%.1f", rss(rowCreate))
 	pick(valInitRSS, "%.1f", value(valInitRSS))
+	pick(valInitRSSNow, "%.1f", value(valInitRSSNow))
+	pick(valInitPss, "%.1f", value(valInitPss))
+	pick(valStateKiB, "%.0f", value(valStateKiB))
 	pick(valBinary, "%.1f", value(valBinary))
 	pick(valSyscalls, "%.0f", value(valSyscalls))
 	pick(valSyscallsOwn, "%.0f", value(valSyscallsOwn))
