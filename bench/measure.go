@@ -20,7 +20,8 @@ import (
 type sample struct {
 	wall   time.Duration
 	cpu    time.Duration
-	maxRSS int64 // KiB
+	sys    time.Duration // the kernel's part of cpu
+	maxRSS int64         // KiB
 }
 
 // runtime is one OCI runtime under test with its own state root.
@@ -98,6 +99,7 @@ func usage(cmd *exec.Cmd, wall time.Duration) sample {
 	s := sample{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.sys = time.Duration(ru.Stime.Nano())
 		s.maxRSS = ru.Maxrss
 	}
 	return s

@@ -250,6 +250,7 @@ func (b *bench) parallelRuns() error {
 					return errs[j]
 				}
 				total.cpu += s.cpu
+				total.sys += s.sys
 				total.maxRSS = max(total.maxRSS, s.maxRSS)
 			}
 			r.add(rowParallel, total)
