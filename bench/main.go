@@ -7,7 +7,12 @@
 //   - exec ID true into a running container (wall and CPU time), the path
 //     of every kubectl exec and liveness probe;
 //   - 50 containers run to exit in parallel (wall and CPU time);
-//   - peak RSS of the create process and of the container's init;
+//   - churn: K clients (1, 4, 16) each creating, starting, waiting for and
+//     deleting containers one after the other: containers per second, CPU
+//     per container, start latency p50 and p99 (churn.go);
+//   - peak RSS of the create process and of the container's init; the
+//     RSS and PSS of a created container's waiting pid 1, and the state
+//     each container keeps on the host;
 //   - binary size, and the syscalls of one run (strace -f -c);
 //   - for husk, its Go package initialisers: how many, and their time;
 //   - the floor of the parallel row: the same batches starting only the
@@ -62,6 +67,8 @@ type options struct {
 	tmpfs    bool // state roots on a tmpfs, as /run is on hosts with systemd
 	floor    bool // also time the parallel row's floor (floor.go)
 	criuN    int  // timed checkpoint/restore rounds (checkpoint.go)
+	churnK   []int
+	churnN   int // containers per churn client
 }
 
 func main() {
@@ -82,7 +89,14 @@ func main() {
 	flag.BoolVar(&o.tmpfs, "tmpfs", true, "keep the runtimes' state roots on a tmpfs (as /run is on hosts with systemd, where runc, crun and husk keep theirs); false: in the temp dir")
 	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with empty Go programs, without cgo and with it)")
 	flag.IntVar(&o.criuN, "criu-n", 5, "timed checkpoint and restore rounds of husk and runc, where criu works (0: skip)")
+	churn := flag.String("churn", "1,4,16", "client counts of the churn rows, each client creating, starting, waiting for and deleting containers (\"\": skip)")
+	flag.IntVar(&o.churnN, "churn-n", 20, "containers per churn client")
 	flag.Parse()
+	var err error
+	if o.churnK, err = parseChurn(*churn); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 
 	if os.Getenv(reexecEnv) == "" {
 		os.Exit(reexecInMountNamespace())
@@ -155,7 +169,7 @@ func run(o options) error {
 	}
 	fmt.Printf("bundle %s: %d warm-up + %d timed rounds per runtime, interleaved\n", bundle, o.warmup, o.n)
 
-	b := &bench{o: o, bundle: bundle, work: work, runtimes: runtimes}
+	b := &bench{o: o, bundle: bundle, work: work, runtimes: runtimes, churns: map[string][]churnResult{}}
 	if h := find(runtimes, "husk"); h != nil && o.floor && o.parallel > 0 {
 		crun := ""
 		if c := find(runtimes, "crun"); c != nil {
@@ -164,13 +178,14 @@ func run(o options) error {
 		b.floorJobs, b.floorSkipped = floorJobs(h.bin, crun, o.busybox, work)
 		b.floorSamples = make([][]sample, len(b.floorJobs))
 	}
-	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.sizes, b.goInits, b.syscalls, b.checkpoints}
+	steps := []func() error{b.warm, b.rounds, b.execs, b.parallelRuns, b.churn, b.sizes, b.goInits, b.syscalls, b.checkpoints}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
 		}
 	}
 	report(os.Stdout, runtimes)
+	reportChurn(os.Stdout, runtimes, b.churns)
 	reportFloor(os.Stdout, b.floorJobs, b.floorSamples, b.floorSkipped, find(runtimes, "crun"), o.parallel)
 	if h := find(runtimes, "husk"); h != nil && len(b.traces) > 0 {
 		reportPhases(os.Stdout, b.traces, h.s[rowRun])

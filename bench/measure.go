@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -18,7 +20,8 @@ import (
 type sample struct {
 	wall   time.Duration
 	cpu    time.Duration
-	maxRSS int64 // KiB
+	sys    time.Duration // the kernel's part of cpu
+	maxRSS int64         // KiB
 }
 
 // runtime is one OCI runtime under test with its own state root.
@@ -96,24 +99,46 @@ func usage(cmd *exec.Cmd, wall time.Duration) sample {
 	s := sample{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.sys = time.Duration(ru.Stime.Nano())
 		s.maxRSS = ru.Maxrss
 	}
 	return s
 }
 
 // vmHWM is the peak RSS of process pid in KiB, from /proc/PID/status.
-func vmHWM(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func vmHWM(pid int) (int64, error) { return procKiB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:") }
+
+// procKiB is the figure (in KiB) after key in a /proc file of "key: N kB"
+// lines (status, smaps_rollup).
+func procKiB(file, key string) (int64, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+		if v, ok := bytes.CutPrefix(line, []byte(key)); ok {
 			f := bytes.Fields(v)
 			if len(f) > 0 {
 				return strconv.ParseInt(string(f[0]), 10, 64)
 			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("%s: no %s", file, key)
+}
+
+// dirKiB is the space the files under dir take (allocated blocks), in KiB.
+func dirKiB(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(path, &st); err != nil {
+			return err
+		}
+		total += st.Blocks * 512
+		return nil
+	})
+	return total / 1024, err
 }

@@ -86,16 +86,19 @@ func summary(rs []*runtime) []line {
 			return ms(quantile(ds, q)), len(ss) > 0
 		}
 	}
-	cpu := func(row string) func(*runtime) (float64, bool) {
+	cpu := func(row string, part func(sample) time.Duration) func(*runtime) (float64, bool) {
 		return func(r *runtime) (float64, bool) {
 			ss := r.s[row]
 			ds := make([]time.Duration, len(ss))
 			for i, s := range ss {
-				ds[i] = s.cpu
+				ds[i] = part(s)
 			}
 			return ms(median(ds)), len(ss) > 0
 		}
 	}
+	all := func(s sample) time.Duration { return s.cpu }
+	kernel := func(s sample) time.Duration { return s.sys }
+	user := func(s sample) time.Duration { return s.cpu - s.sys }
 	rss := func(row string) func(*runtime) (float64, bool) {
 		return func(r *runtime) (float64, bool) {
 			ss := r.s[row]
@@ -113,11 +116,16 @@ func summary(rs []*runtime) []line {
 		pick(row+", median ms", "%.1f", wall(row, -1))
 		if row == rowRun || row == rowExec || row == rowParallel {
 			pick(row+", p90 ms", "%.1f", wall(row, 0.9))
-			pick(row+", CPU ms (user+sys)", "%.1f", cpu(row))
+			pick(row+", CPU ms (user+sys)", "%.1f", cpu(row, all))
+			pick(row+", CPU ms in user space", "%.1f", cpu(row, user))
+			pick(row+", CPU ms in the kernel", "%.1f", cpu(row, kernel))
 		}
 	}
 	pick("peak RSS of the create process, MiB", "%.1f", rss(rowCreate))
 	pick(valInitRSS, "%.1f", value(valInitRSS))
+	pick(valInitRSSNow, "%.1f", value(valInitRSSNow))
+	pick(valInitPss, "%.1f", value(valInitPss))
+	pick(valStateKiB, "%.0f", value(valStateKiB))
 	pick(valBinary, "%.1f", value(valBinary))
 	pick(valSyscalls, "%.0f", value(valSyscalls))
 	pick(valSyscallsOwn, "%.0f", value(valSyscallsOwn))

@@ -144,3 +144,33 @@ func TestReportFloor(t *testing.T) {
 		t.Errorf("want the floors' ratios 0.75 (husk's CPU) and 0.40 (crun's wall):\n%s", out.String())
 	}
 }
+
+func TestParseChurn(t *testing.T) {
+	ks, err := parseChurn("1, 4,16")
+	if err != nil || len(ks) != 3 || ks[0] != 1 || ks[1] != 4 || ks[2] != 16 {
+		t.Fatalf("parseChurn(1, 4,16) = %v, %v", ks, err)
+	}
+	if ks, err := parseChurn(""); err != nil || len(ks) != 0 {
+		t.Fatalf(`parseChurn("") = %v, %v; want none`, ks, err)
+	}
+	for _, bad := range []string{"x", "-1", "1000", "4,,y"} {
+		if _, err := parseChurn(bad); err == nil {
+			t.Errorf("parseChurn(%q): no error", bad)
+		}
+	}
+}
+
+func TestReportChurnRatios(t *testing.T) {
+	rs := []*runtime{newRuntime("husk", "", ""), newRuntime("crun", "", "")}
+	churns := map[string][]churnResult{
+		"husk": {{k: 4, count: 8, wall: 2 * time.Second, cpu: 80 * time.Millisecond, starts: []time.Duration{time.Millisecond}}},
+		"crun": {{k: 4, count: 8, wall: 4 * time.Second, cpu: 40 * time.Millisecond, starts: []time.Duration{2 * time.Millisecond}}},
+	}
+	var out strings.Builder
+	reportChurn(&out, rs, churns)
+	for _, want := range []string{"K=4 containers per second", "4.0", "2.0", "2.00", "K=4 CPU per container (commands), ms", "10.0", "5.0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("churn report lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -25,7 +25,14 @@ const (
 
 // The rows with one number per measurement.
 const (
-	valInitRSS  = "peak RSS of init (VmHWM), MiB"
+	valInitRSS = "peak RSS of init (VmHWM), MiB"
+	// pid 1 waiting for start, before its exec: what a created container's
+	// runtime side holds (its own pages: PSS shares the binary's).
+	valInitRSSNow = "RSS of the waiting pid 1 (VmRSS), MiB"
+	valInitPss    = "PSS of the waiting pid 1, MiB"
+	// What stays on the host per running container once the runtime's
+	// commands have exited: its state directory (on the state tmpfs: memory).
+	valStateKiB = "state kept on the host per container, KiB"
 	valBinary   = "binary size, MB"
 	valSyscalls = "syscalls of one run (strace -f -c)"
 	// The same without the Go runtime's thread parking and sysmon's naps,
@@ -47,6 +54,7 @@ type bench struct {
 	floorJobs    []floorJob
 	floorSamples [][]sample
 	floorSkipped string
+	churns       map[string][]churnResult // per runtime, one per -churn K
 }
 
 // traceRun is one traced `husk run`: its trace file and the bench's own
@@ -118,6 +126,15 @@ func (b *bench) lifecycle(r *runtime, id string) error {
 	}
 	if hwm, err := vmHWM(st.Pid); err == nil {
 		r.addValue(valInitRSS, float64(hwm)/1024)
+	}
+	if rss, err := procKiB(fmt.Sprintf("/proc/%d/status", st.Pid), "VmRSS:"); err == nil {
+		r.addValue(valInitRSSNow, float64(rss)/1024)
+	}
+	if pss, err := procKiB(fmt.Sprintf("/proc/%d/smaps_rollup", st.Pid), "Pss:"); err == nil {
+		r.addValue(valInitPss, float64(pss)/1024)
+	}
+	if kib, err := dirKiB(filepath.Join(r.root, id)); err == nil {
+		r.addValue(valStateKiB, float64(kib))
 	}
 	if s, err = timed(r.command("start", id), nil, nil); err != nil {
 		return err
@@ -233,6 +250,7 @@ func (b *bench) parallelRuns() error {
 					return errs[j]
 				}
 				total.cpu += s.cpu
+				total.sys += s.sys
 				total.maxRSS = max(total.maxRSS, s.maxRSS)
 			}
 			r.add(rowParallel, total)
