@@ -74,17 +74,19 @@ BINDIR     ?= /usr/local/bin
 # suites plus the host suites chosen to run in the guests too (kubelet.bats
 # in a: kubelet's systemd driver on containerd 2.x); every path is
 # absolute (suites of another worktree run from a copy of their tests/ tree),
-# and PATH:a or PATH:b runs a file in that setup only. TCG makes each test
-# seconds long: the host suites are split between the setups.
+# and PATH:a (or :b, :ab, ...) runs a file in those setups only; the LSM
+# guests c (AppArmor) and d (SELinux) run only their lsm-*.bats. TCG makes
+# each test seconds long: the host suites are split between the setups.
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
 VM_HOST_SUITES ?= exec:b lifecycle:a cgroups:b
-VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats \
-	$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats))) \
+VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats:ab \
+	$(addsuffix :ab,$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats %/lsm-apparmor.bats %/lsm-selinux.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats)))) \
 	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \
 	$(CURDIR)/tests/clients/kubelet.bats:a \
-	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats$(if $(findstring :,$(s)),:$(lastword $(subst :, ,$(s)))))
+	$(CURDIR)/tests/vm/suites/lsm-apparmor.bats:c $(CURDIR)/tests/vm/suites/lsm-selinux.bats:d \
+	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats:$(if $(findstring :,$(s)),$(lastword $(subst :, ,$(s))),ab))
 VM_SETUPS  ?= a b
 VM_BENCH_N ?= 20
 

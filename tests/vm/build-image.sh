@@ -26,6 +26,11 @@ packages=(
 	runc crun containerd podman conmon containernetworking-plugins
 	libseccomp2 iptables uidmap criu
 )
+# The LSM setups (c: AppArmor, d: SELinux) share this image: the AppArmor
+# tools, Debian's reference policy and what builds the lane's own module.
+lsm_packages=(
+	apparmor selinux-policy-default policycoreutils selinux-utils checkpolicy semodule-utils
+)
 # Loaded by the initramfs, in dependency order (the cloud kernel has ext4
 # built in but virtio as modules).
 initrd_modules=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk)
@@ -39,8 +44,8 @@ kernel_pkg="$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
 kernel_ver="$(apt-cache show --no-all-versions "$kernel_pkg" | awk '/^Version:/ { print $2; exit }')"
 
 key="$( {
-	cat "$here/build-image.sh" "$here/initrd-init" "$here/guest/husk-vm.service"
-	echo "${packages[*]} ${initrd_modules[*]} $kernel_pkg $kernel_ver $suite"
+	cat "$here/build-image.sh" "$here/initrd-init" "$here/guest/husk-vm.service" "$here/selinux/husk_container.te"
+	echo "${packages[*]} ${lsm_packages[*]} ${initrd_modules[*]} $kernel_pkg $kernel_ver $suite"
 } | sha256sum | cut -c1-16)"
 out="$cache/img-$key"
 
@@ -54,7 +59,7 @@ fi
 
 start=$SECONDS
 work="$(mktemp -d "$cache/build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+trap 'umount "$work/root/proc" 2>/dev/null || true; rm -rf "$work"' EXIT
 log "building $out (kernel $kernel_pkg $kernel_ver) in $work"
 
 # ---- kernel --------------------------------------------------------------
@@ -76,7 +81,7 @@ log "debootstrap $suite (${#packages[@]} extra packages) from $mirror"
 # A second try only for the network's sake (a mirror hiccup).
 for try in 1 2; do
 	rm -rf "$root"
-	debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]}")" \
+	debootstrap --variant=minbase --include="$(IFS=,; echo "${packages[*]} ${lsm_packages[*]}" | tr ' ' ,)" \
 		"$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 && break
 	tail -30 "$work/debootstrap.log" >&2
 	tail -30 "$root/debootstrap/debootstrap.log" 2>/dev/null >&2
@@ -104,6 +109,29 @@ for u in containerd.service podman.service podman.socket podman-restart.service 
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done
 chroot "$root" apt-get clean
+
+# ---- LSM setups ----------------------------------------------------------
+# AppArmor: no profiles loaded at boot, and apparmor_parser out of the way
+# in setups a and b, whose podman would otherwise load (and compile, slow
+# under TCG) its default profile for every container; setup c puts it back
+# (guest/init-lsm).
+ln -sf /dev/null "$root/etc/systemd/system/apparmor.service"
+mkdir -p "$root/usr/lib/husk-vm"
+mv "$root/sbin/apparmor_parser" "$root/usr/lib/husk-vm/apparmor_parser"
+# SELinux: the lane's module with the container types, then every file
+# labelled from the policy's file_contexts (mkfs.ext4 -d keeps the xattrs).
+cp "$here/selinux/husk_container.te" "$root/tmp/"
+chroot "$root" sh -ec 'cd /tmp && checkmodule -M -m -o husk_container.mod husk_container.te &&
+	semodule_package -o husk_container.pp -m husk_container.mod && semodule -i husk_container.pp &&
+	rm -f husk_container.*' >&2
+# setfiles sets each label through /proc/self/fd; -e keeps it off /proc.
+mount -t proc proc "$root/proc"
+chroot "$root" setfiles -e /proc /etc/selinux/default/contexts/files/file_contexts / >&2 || {
+	umount "$root/proc"
+	log "setfiles failed"
+	exit 1
+}
+umount "$root/proc"
 
 # ---- initramfs -----------------------------------------------------------
 ird="$work/initrd.d"

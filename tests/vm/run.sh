@@ -6,9 +6,12 @@
 # Environment (the Makefile's vm-test passes these):
 #   VM_HUSK      husk binary to test (absolute path)
 #   VM_SUITES    bats files to run, absolute paths, space separated; PATH:a
-#                or PATH:b runs that file in one setup only
+#                (or :b, :cd, ...) runs that file in those setups only
 #   VM_SETUPS    "a b": a = pure cgroup v2 + systemd as PID 1,
 #                       b = pure cgroup v2, no systemd (the lane's own init)
+#                       c = as b, AppArmor on with its tools
+#                       d = as b, SELinux on (security=selinux, Debian's
+#                           reference policy, permissive)
 #   VM_CACHE     where the guest image is built and kept
 #   VM_MODE      test (default); bench (runs the benchmark with VM_BENCH_ARGS);
 #                script (runs the host file VM_SCRIPT with bash in the guest,
@@ -53,7 +56,7 @@ script) [ -f "$VM_SCRIPT" ] || die "VM_MODE=script needs VM_SCRIPT, a file (got 
 *) die "unknown VM_MODE '$VM_MODE' (test, bench or script)" ;;
 esac
 for s in $VM_SETUPS; do
-	case "$s" in a | b) ;; *) die "unknown setup '$s' in VM_SETUPS (want a and/or b)" ;; esac
+	case "$s" in a | b | c | d) ;; *) die "unknown setup '$s' in VM_SETUPS (want a, b, c and/or d)" ;; esac
 done
 
 t0=$SECONDS
@@ -75,7 +78,7 @@ trap 'exit 130' INT TERM
 data="$run_dir/data"
 mkdir -p "$data/bin" "$data/src" "$data/guest"
 cp "$VM_HUSK" "$data/husk"
-cp "$here"/guest/run "$here"/guest/init-b "$data/guest/"
+cp "$here"/guest/run "$here"/guest/init-b "$here"/guest/init-lsm "$data/guest/"
 # Go tools the suites would `go build` (the guest has no Go).
 (
 	cd "$repo"
@@ -84,6 +87,8 @@ cp "$here"/guest/run "$here"/guest/init-b "$data/guest/"
 		$GO build -o "$data/bin/$(basename "$t")" "./$t"
 	done
 	$GO build -o "$data/bin/husk-bench" ./bench
+	# Run inside containers (busybox rootfs): static.
+	CGO_ENABLED=0 $GO build -o "$data/bin/keylabel" ./tests/vm/cmd/keylabel
 	cd tests/clients/criclient && $GO build -o "$data/bin/criclient" .
 ) >&2 || die "cannot build the test tools (go build)"
 # The kubelet suite runs kubelet on containerd 2.x: both come from
@@ -97,14 +102,14 @@ fi
 
 # Each suite runs from a copy of its repository's tests/ tree, at the same
 # relative path, so `load ../integration/helpers` works for suites of any
-# worktree. An entry PATH:a (or :b) runs in that setup only.
+# worktree. An entry PATH:a (or :b, :cd, ...) runs in those setups only.
 declare -A src_of=()
 n=0
-for setup in a b; do : >"$data/suites-$setup"; done
+for setup in a b c d; do : >"$data/suites-$setup"; done
 [ "$VM_MODE" = test ] || VM_SUITES=
 for entry in $VM_SUITES; do
-	s="$entry" only="ab"
-	if [[ "$entry" =~ ^(.*):([ab]+)$ ]]; then
+	s="$entry" only="abcd"
+	if [[ "$entry" =~ ^(.*):([abcd]+)$ ]]; then
 		s="${BASH_REMATCH[1]}" only="${BASH_REMATCH[2]}"
 	fi
 	[ -f "$s" ] || die "no suite file $s"
@@ -118,7 +123,7 @@ for entry in $VM_SUITES; do
 		cp -a "$top" "$data/${src_of[$top]}"
 		n=$((n + 1))
 	fi
-	for setup in a b; do
+	for setup in a b c d; do
 		[[ "$only" != *"$setup"* ]] || echo "/husk-vm/${src_of[$top]}${s#"$top"}" >>"$data/suites-$setup"
 	done
 done
@@ -142,7 +147,10 @@ boot() {
 	: >"$con"
 	: >"$tap"
 	cmdline="console=ttyS0 panic=-1 cgroup_no_v1=all husk.setup=$setup"
-	[ "$setup" = b ] || cmdline="$cmdline systemd.unified_cgroup_hierarchy=1"
+	case "$setup" in
+	a) cmdline="$cmdline systemd.unified_cgroup_hierarchy=1" ;;
+	d) cmdline="$cmdline security=selinux selinux=1 enforcing=0" ;;
+	esac
 	qemu-system-x86_64 -accel tcg,thread=multi -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" -M pc \
 		-nodefaults -no-user-config -display none -net none -no-reboot \
 		-kernel "$image/vmlinux" -initrd "$image/initrd" -append "$cmdline" \
@@ -217,6 +225,8 @@ for setup in $VM_SETUPS; do
 	case "$setup" in
 	a) echo "# ==== setup a: pure cgroup v2, systemd as PID 1 ($VM_MODE)" ;;
 	b) echo "# ==== setup b: pure cgroup v2, no systemd, cgroupfs ($VM_MODE)" ;;
+	c) echo "# ==== setup c: as b, AppArmor on ($VM_MODE)" ;;
+	d) echo "# ==== setup d: as b, SELinux on, permissive ($VM_MODE)" ;;
 	esac
 	s0=$SECONDS
 	: >"$run_dir/tap-$setup.log"
