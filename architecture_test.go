@@ -41,6 +41,8 @@ var elsewhere = map[string]string{
 	"fs/exec.c":                   "Linux",
 	"debug.bats":                  "runc's tests/integration",
 	"rootfs_linux.go":             "runc's libcontainer",
+	"selinux.bats":                "runc's tests/integration",
+	"INSTALL.md":                  "the release tarball (docs/install.md)",
 	"consts.go":                   "cri-tools",
 	"consts_linux.go":             "cri-tools",
 	"security_context_linux.go":   "cri-tools",

@@ -5,7 +5,7 @@
 # container_file_t, which lxc_contexts names). runc 1.1.5 and husk run
 # the same checks: the process label of pid 1 and of every exec, the mount
 # label in the container's mountinfo, the session keyring's label (the
-# cases of runc's tests/integration/selinux.bats), a label the policy
+# cases of runc's selinux.bats), a label the policy
 # lacks, and, with SELinux enforcing, a write the policy denies to
 # container_t refused.
 #
