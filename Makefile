@@ -75,8 +75,9 @@ BINDIR     ?= /usr/local/bin
 # in a: kubelet's systemd driver on containerd 2.x); every path is
 # absolute (suites of another worktree run from a copy of their tests/ tree),
 # and PATH:a (or :b, :ab, ...) runs a file in those setups only; the LSM
-# guests c (AppArmor) and d (SELinux) run only their lsm-*.bats. TCG makes
-# each test seconds long: the host suites are split between the setups.
+# guests c (AppArmor) and d (SELinux) run only their lsm-*.bats (about 2
+# and 2.5 min with boot). TCG makes each test seconds long: the host suites
+# are split between the setups.
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
@@ -87,7 +88,7 @@ VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats:ab \
 	$(CURDIR)/tests/clients/kubelet.bats:a \
 	$(CURDIR)/tests/vm/suites/lsm-apparmor.bats:c $(CURDIR)/tests/vm/suites/lsm-selinux.bats:d \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats:$(if $(findstring :,$(s)),$(lastword $(subst :, ,$(s))),ab))
-VM_SETUPS  ?= a b
+VM_SETUPS  ?= a b c d
 VM_BENCH_N ?= 20
 
 .PHONY: all husk install test unit integration security fuzz clients build-deps demo-deps test-deps client-deps bench demo clean
