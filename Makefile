@@ -53,8 +53,12 @@ DEMO_DEPS  := busybox-static jq
 
 # Debian packages the integration suites need; `make test` installs the
 # missing ones (a no-op in CI, where .ci/run has installed them). runc and
-# crun are there to compare husk's behaviour with.
-TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins uidmap passwd runc crun strace
+# crun are there to compare husk's behaviour with. criu for the checkpoint
+# tests; the other tools the suites run: python3 (security), readelf
+# (binutils), socat (a stand-in for systemd's notify socket), keyctl
+# (keyutils), capsh (libcap2-bin), nft (nftables).
+TEST_DEPS  := bats busybox-static jq iproute2 procps util-linux containernetworking-plugins uidmap passwd runc crun strace \
+	criu python3 binutils socat keyutils libcap2-bin nftables
 
 # The client suites (tests/clients) also need these; `make clients`
 # installs the missing ones. HUSK_CLIENT_RUNTIME switches the runtime the
@@ -247,6 +251,9 @@ client-deps:
 # service starts on install (a policy-rc.d that says no, unless the host has
 # its own): docker.io's init script would start the system's dockerd, with
 # its bridge and iptables rules on the host; the suites run private daemons.
+# apt waits up to 10 minutes for the dpkg lock (a fresh cloud VM's
+# unattended-upgrades holds it in its first minutes) rather than failing.
+APT_GET := apt-get -o DPkg::Lock::Timeout=600
 APT_POLICY_RC ?= /usr/sbin/policy-rc.d
 define apt_install
 missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -254,7 +261,7 @@ if [ -n "$$missing" ]; then \
 	echo "installing" $$missing; \
 	policy=$(APT_POLICY_RC); [ -e $$policy ] && policy= || printf '#!/bin/sh\nexit 101\n' >$$policy; \
 	[ -z "$$policy" ] || chmod +x $$policy; \
-	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	$(APT_GET) update -q && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -q --no-install-recommends $$missing; \
 	rc=$$?; [ -z "$$policy" ] || rm -f $$policy; exit $$rc; \
 fi
 endef

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer"
+	"github.com/husk-runtime/husk/libcontainer/notify"
 	"github.com/husk-runtime/husk/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/urfave/cli/v3"
 )
 
@@ -45,11 +49,22 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
+	// Under a service manager's NOTIFY_SOCKET the container gets husk's
+	// relay socket instead (libcontainer/notify), mounted as a bind of the
+	// bundle's would be.
+	var withNotify func(*specs.Spec)
+	if notify.HostSocket() != "" {
+		root, err := filepath.Abs(cmd.Root().String("root"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("--root: %w", err)
+		}
+		withNotify = func(s *specs.Spec) { notify.AddToSpec(s, filepath.Join(root, id)) }
+	}
+	bundle, spec, cfg, err := loadEditedBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:   cmd.Bool("no-pivot"),
 		NoNewKeyring:  cmd.Bool("no-new-keyring"),
 		SystemdCgroup: cmd.Root().Bool("systemd-cgroup"),
-	})
+	}, withNotify)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,6 +98,7 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		ExtraFiles: extra,
 		CNI:        cniOptions(cmd),
 		Rootless:   rl,
+		Notify:     withNotify != nil,
 	})
 	if err != nil {
 		tty.close()

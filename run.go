@@ -6,6 +6,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/notify"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v3"
@@ -34,6 +35,11 @@ var runCommand = &cli.Command{
 			err = tty.receive()
 			tty.removeSocket()
 		}
+		var relay *notify.Relay
+		if err == nil {
+			relay, err = c.NotifyRelay()
+		}
+		defer relay.Close()
 		if err == nil {
 			w.Ready()
 			err = c.Start()
@@ -47,7 +53,18 @@ var runCommand = &cli.Command{
 		// Unlocked while waiting, so state, kill and delete work meanwhile.
 		c.Close()
 		if w == nil {
+			// --detach returns once the container is ready, as runc's.
+			if relay != nil {
+				return relay.WaitReady(pid)
+			}
 			return nil
+		}
+		if relay != nil {
+			go func() {
+				if err := relay.WaitReady(pid); err != nil {
+					logrus.Warn(err)
+				}
+			}()
 		}
 		if tty != nil {
 			if err := tty.attach(); err != nil {

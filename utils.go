@@ -59,6 +59,13 @@ func withLoaded(cmd *cli.Command, load func(root, id string) (*libcontainer.Cont
 // "invalid configuration: config.json: " (libcontainer.ConfigError) and
 // names the field.
 func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *configs.Config, error) {
+	return loadEditedBundle(bundle, opts, nil)
+}
+
+// loadEditedBundle is loadBundle with edit (if not nil) applied to the
+// spec before it is converted, so what edit adds is checked as the
+// bundle's own would be.
+func loadEditedBundle(bundle string, opts specconv.Options, edit func(*specs.Spec)) (string, *specs.Spec, *configs.Config, error) {
 	abs, err := filepath.Abs(bundle)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("--bundle %q: %w", bundle, err)
@@ -70,6 +77,9 @@ func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *con
 	spec, err := specconv.Parse(data)
 	if err != nil {
 		return "", nil, nil, libcontainer.ConfigError(err)
+	}
+	if edit != nil {
+		edit(spec)
 	}
 	opts.Bundle = abs
 	cfg, warnings, err := specconv.Convert(spec, opts)

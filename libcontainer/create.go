@@ -17,6 +17,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/notify"
 	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/rootless"
 	"github.com/husk-runtime/husk/libcontainer/trace"
@@ -41,6 +42,9 @@ type CreateOpts struct {
 	CNI cni.Options
 	// Rootless is what changes for a caller without root.
 	Rootless Rootless
+	// Notify: the config binds the state dir's notify directory (package
+	// notify), made here before the mounts.
+	Notify bool
 }
 
 // Create builds the container up to the point where its init waits on
@@ -77,6 +81,11 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	// to open it for writing.
 	if err := os.Chmod(fifo, 0o622); err != nil {
 		return fmt.Errorf("chmod %s: %w", fifo, err)
+	}
+	if o.Notify {
+		if err := notify.MakeDir(c.dir); err != nil {
+			return err
+		}
 	}
 	cfg, err := c.attachNetwork(o.Config, network, o.CNI)
 	if err != nil {

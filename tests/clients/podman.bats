@@ -15,6 +15,7 @@ setup_file() {
 	CONTAINERS_CONF="$SUITE_DIR/containers.conf"
 	CONTAINERS_STORAGE_CONF="$SUITE_DIR/storage.conf"
 	mkdir -p "$SUITE_DIR"/{root,runroot,tmp,cni}
+	ls -A /sys/fs/cgroup >"$SUITE_DIR/cgroup-dirs.before"
 	# podman's default nofile/nproc ulimits (1048576, 4194304) exceed this
 	# machine's hard limits, and root lacks CAP_SYS_RESOURCE to raise them.
 	cat >"$CONTAINERS_CONF" <<-EOF
@@ -89,6 +90,24 @@ podman_cleanup() {
 	# podman puts conmon in PARENT/conmon and never removes that cgroup.
 	remove_cgroup_parent "$CGROUP_PARENT/conmon"
 	remove_cgroup_parent "$CGROUP_PARENT"
+	remove_unmounted_controller_dirs
+}
+
+# On a hybrid host podman (cgroupfs driver, v1) makes PARENT/conmon in
+# each v1 controller it knows, mounted or not: for one that is not, that is
+# plain directories on /sys/fs/cgroup's tmpfs, with a cgroup.procs file
+# holding conmon's pid, that rmdir cannot take. Only there (on tmpfs, never
+# in a cgroup hierarchy) remove the suite's PARENT tree, and the controller
+# directory itself when podman made it (it was not there before the suite).
+remove_unmounted_controller_dirs() {
+	local d name
+	for d in /sys/fs/cgroup/*/; do
+		d="${d%/}" name="${d##*/}"
+		[ "$(stat -f -c %T "$d")" = tmpfs ] || continue
+		rm -rf "${d:?}/$CGROUP_PARENT"
+		grep -qxF "$name" "$SUITE_DIR/cgroup-dirs.before" 2>/dev/null || rmdir "$d" 2>/dev/null || true
+	done
+	return 0
 }
 
 @test "podman run: output, stderr and a zero exit code" {

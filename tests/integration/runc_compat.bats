@@ -72,9 +72,12 @@ with_fake_apt() {
 	assert_contains "$output" " libseccomp-dev" " pkg-config" " gcc" " libc6-dev" " musl-tools" " gperf" " curl" " patch" " xz-utils"
 }
 
-@test "make test installs every build dependency itself before its unit step" {
+@test "make test installs every build dependency itself before its unit step, waiting for the dpkg lock" {
 	with_fake_apt test
-	assert_contains "$output" " libseccomp-dev" " pkg-config" " gcc" " libc6-dev" " musl-tools" " gperf" " bats" " busybox-static"
+	assert_contains "$output" " libseccomp-dev" " pkg-config" " gcc" " libc6-dev" " musl-tools" " gperf" " bats" " busybox-static" \
+		" criu" " python3" " socat"
+	! grep -v -- "-o DPkg::Lock::Timeout=600 " "$TEST_DIR/apt.log" | grep '^apt-get' ||
+		fail "an apt-get that fails on a held dpkg lock: $(cat "$TEST_DIR/apt.log")"
 }
 
 @test "make clients installs docker.io with no service started (its own policy-rc.d, taken back)" {

@@ -63,7 +63,7 @@ trap 'umount "$work/root/proc" 2>/dev/null || true; rm -rf "$work"' EXIT
 log "building $out (kernel $kernel_pkg $kernel_ver) in $work"
 
 # ---- kernel --------------------------------------------------------------
-(cd "$work" && apt-get download -q "$kernel_pkg" >&2)
+(cd "$work" && apt-get -o DPkg::Lock::Timeout=600 download -q "$kernel_pkg" >&2)
 dpkg-deb -x "$work"/linux-image-*.deb "$work/kernel"
 kver="${kernel_pkg#linux-image-}"
 vmlinuz="$work/kernel/boot/vmlinuz-$kver"
@@ -108,7 +108,7 @@ for u in containerd.service podman.service podman.socket podman-restart.service 
 	systemd-timesyncd.service man-db.timer dpkg-db-backup.timer; do
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done
-chroot "$root" apt-get clean
+chroot "$root" apt-get -o DPkg::Lock::Timeout=600 clean
 
 # ---- LSM setups ----------------------------------------------------------
 # AppArmor: no profiles loaded at boot, and apparmor_parser out of the way

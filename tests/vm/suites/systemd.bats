@@ -257,3 +257,24 @@ scope_id() {
 	[ -z "$(grep cgroup_attach_task "$TRACEFS/trace" | grep -E 'comm=husk' || true)" ] || fail "husk moved a task: $(cat "$TRACEFS/trace")"
 	run -0 sd delete --force "$id"
 }
+
+@test "systemd: a Type=notify unit running husk run -d becomes active only when the container says READY=1, with the container as its main pid" {
+	local id unit pid sdnotify
+	id="$(scope_id)"
+	unit="husk-$id-notify.service"
+	sdnotify="$(build_tool sdnotify)" || fail "cannot build tests/cmd/sdnotify"
+	cp "$sdnotify" "$BUNDLE/rootfs/bin/sdnotify"
+	set_args sh -c 'while [ ! -e /go ]; do sleep 0.1; done; sdnotify READY=1; exec sleep 1000'
+	systemd-run --no-block --unit "$unit" -p Type=notify "$HUSK_BIN" --root "$HUSK_ROOT" run -d --bundle "$BUNDLE" "$id"
+	wait_for_status "$id" running 60
+	pid="$(container_pid "$id")"
+	# The container runs but has not said READY=1: the unit is still starting.
+	[ "$(unit_state "$unit")" = "loaded activating" ] || fail "before READY=1: $(unit_state "$unit")"
+	touch "$BUNDLE/rootfs/go"
+	for _ in $(seq 600); do [ "$(systemctl show -P ActiveState "$unit")" = activating ] || break; sleep 0.1; done
+	[ "$(unit_state "$unit")" = "loaded active" ] || fail "after READY=1: $(unit_state "$unit"); $(journalctl -u "$unit" --no-pager | tail -5)"
+	[ "$(systemctl show -P MainPID "$unit")" = "$pid" ] || fail "MainPID $(systemctl show -P MainPID "$unit"), container pid $pid"
+	husk delete -f "$id"
+	for _ in $(seq 300); do [ "$(systemctl show -P ActiveState "$unit")" = active ] || break; sleep 0.1; done
+	[ "$(systemctl show -P ActiveState "$unit")" != active ] || fail "the unit outlived its container"
+}
