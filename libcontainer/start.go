@@ -13,6 +13,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/hooks"
 	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/notify"
 	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/trace"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -279,4 +280,12 @@ func (c *Container) runPoststop() {
 	for _, err := range hooks.RunAll(configs.Poststop, c.hooks(configs.Poststop), st, hooks.InheritEnv) {
 		logrus.Warnf("container %s: %v", c.ID, err)
 	}
+}
+
+// NotifyRelay binds the notify socket of a container made while
+// NOTIFY_SOCKET was set (package notify), when husk has one now; nil when
+// there is nothing to relay. Called before Start, so the socket is there
+// when the process runs.
+func (c *Container) NotifyRelay() (*notify.Relay, error) {
+	return notify.Listen(c.dir, notify.HostSocket())
 }

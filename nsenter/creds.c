@@ -1,6 +1,6 @@
 /*
  * The launcher's credentials (launch.h): the bounding set first (it needs
- * CAP_SETPCAP), then groups and ids with capabilities kept across the
+ * CAP_SETPCAP), then stdio made the user's, then groups and ids with capabilities kept across the
  * uid change, then the capability sets and the ambient set, then
  * no_new_privs. The parent checked every value (libcontainer/launch).
  */
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -105,6 +106,33 @@ static int set_capabilities(struct husk_launch *l)
 	return 0;
 }
 
+/*
+ * The process's stdio becomes its user's, as in runc and crun, so that a
+ * process not run as root can reopen /dev/stdout (a pipe's inode is its
+ * creator's, mode 0600). Only the owner, as runc: the gid a mount
+ * prefers stays. Not /dev/null; not one already the user's. Errors that
+ * say the file cannot be the user's (an id or owner not mapped in the
+ * user namespace, a read-only /dev) leave it, as runc does.
+ */
+static int chown_stdio(struct husk_launch *l)
+{
+	struct stat null = {0}, st;
+
+	/* A root without /dev/null (husk runs one; runc makes it) has none to skip. */
+	if (stat("/dev/null", &null) < 0 && errno != ENOENT)
+		return husk_launch_errf(l, "process.user.uid: stat /dev/null: %s", husk_errtext(errno));
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fstat(fd, &st) < 0)
+			return husk_launch_errf(l, "process.user.uid: fstat stdio fd %d: %s", fd, husk_errtext(errno));
+		if (st.st_uid == l->plan->uid || (null.st_rdev && st.st_rdev == null.st_rdev))
+			continue;
+		if (fchown(fd, l->plan->uid, -1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+			return husk_launch_errf(l, "process.user.uid: chown stdio fd %d to %u: %s", fd, l->plan->uid,
+						husk_errtext(errno));
+	}
+	return 0;
+}
+
 int husk_set_credentials(struct husk_launch *l)
 {
 	const struct husk_plan *p = l->plan;
@@ -113,6 +141,8 @@ int husk_set_credentials(struct husk_launch *l)
 		return -1;
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return husk_launch_errf(l, "prctl(PR_SET_KEEPCAPS): %s", husk_errtext(errno));
+	if (chown_stdio(l) < 0)
+		return -1;
 	if (set_groups(l) < 0)
 		return -1;
 	if (setresgid(p->gid, p->gid, p->gid) < 0)

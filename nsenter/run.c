@@ -313,6 +313,42 @@ static int wait_for_start(struct husk_launch *l, int dir)
 	return fifo;
 }
 
+/* A signal that ends a waiting runc init ends ours. */
+static void die_on_signal(int sig)
+{
+	_exit(128 + sig);
+}
+
+/*
+ * As the init of a pid namespace, pid 1 gets no signal it does not
+ * handle (but SIGKILL and SIGSTOP from outside): a created container
+ * would ignore `husk kill ID TERM`. runc's waiting init (Go, which
+ * handles every signal) dies on them; so does ours: a handler for each
+ * signal whose default action ends a process. Installed before the
+ * setup, so that no rt_sigaction follows the filter; execve resets
+ * them to the default, so the process starts as it would without. Not
+ * the init of a pid namespace (no pid namespace of its own), the
+ * defaults already end it.
+ */
+static void die_on_term_signals(void)
+{
+	static const int ends[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,    SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+				   SIGUSR1, SIGSEGV, SIGUSR2,   SIGPIPE,   SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU,
+				   SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS};
+	struct sigaction sa = {.sa_handler = die_on_signal};
+
+	if (getpid() != 1)
+		return;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (sigaction(ends[i], &sa, NULL) < 0)
+			husk_fail("nsexec: handle signal %d: %s", ends[i], strerror(errno));
+	/* The C library keeps some real-time signals for itself: those it
+	 * refuses are ones no one can send us by number anyway. */
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaction(sig, &sa, NULL);
+}
+
 /* Our pid in the runtime's pid namespace, from its /proc (for the
  * listener's message): 0 if it cannot be read. */
 static pid_t host_pid(void)
@@ -356,6 +392,7 @@ void husk_run_init(struct husk_launch *l)
 	if (fifo_dir < 0 && husk_env_fd(HUSK_ENV_FIFOFD) >= 0 && (fifo_dir = open_own_fd_dir(l)) < 0)
 		husk_fail("%s", l->err);
 	husk_mark("handover");
+	die_on_term_signals();
 	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
 		husk_fail("%s", l->err);
 	husk_mark("ready");

@@ -83,6 +83,41 @@ kill_with() {
 	assert_no_container "$id"
 }
 
+# A created container's pid 1 (the launcher, waiting for start) is the
+# init of its pid namespace: it gets only the signals it handles. runc's
+# waiting init dies on TERM; so must ours.
+@test "kill: TERM ends a created container, as runc's waiting init" {
+	local id pid
+	id="$(new_id)"
+	set_args sleep 100
+	create_bg "$id"
+	pid="$(container_pid "$id")"
+	run -0 husk kill "$id" TERM
+	wait_for_status "$id" stopped
+	assert_pid_gone "$pid"
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}
+
+# The handlers that let TERM end the waiting init are gone after execve:
+# the process catches nothing it did not ask for.
+@test "kill: the started process inherits no signal handler from the launcher" {
+	local id pid
+	id="$(new_id)"
+	set_args sleep 100
+	create_bg "$id"
+	pid="$(container_pid "$id")"
+	grep -q '^SigCgt:[[:space:]]*0*[1-9a-f]' "/proc/$pid/status" || fail "the waiting init catches no signal: $(grep SigCgt "/proc/$pid/status")"
+	run -0 husk start "$id"
+	wait_for_status "$id" running
+	run -0 grep '^SigCgt:' "/proc/$pid/status"
+	[[ "$output" =~ ^SigCgt:[[:space:]]*0+$ ]] || fail "the process catches: $output"
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}
+
 @test "kill: signal 0 is a liveness check, 'container not running' once stopped" {
 	local id
 	id="$(new_id)"

@@ -340,3 +340,26 @@ raw_environ() {
 	[ -d "$BUNDLE/rootfs$host/sub" ] || fail "not made in the rootfs: $output"
 	[ "$output" = "$host/sub" ] || fail "cwd: $output"
 }
+
+# stdio becomes process.user's, as in runc and crun: a process not run as
+# root can reopen /dev/stdout (here a pipe, its inode root's, mode 0600).
+@test "process.user: stdio is the user's, so it can reopen /dev/stdout; /dev/null stays root's" {
+	local id
+	update_config '.process.user = {"uid": 1000, "gid": 1000}'
+	run_in_container 'echo via-reopen >/dev/stdout && echo err-reopen >/dev/stderr && stat -L -c %u /dev/stdout && stat -L -c %u /proc/self/fd/0'
+	[ "$output" = "via-reopen
+err-reopen
+1000
+0" ] || fail "output: $output"
+	[ "$(stat -c %u /dev/null)" = 0 ] || fail "the host's /dev/null changed owner"
+	# An exec: its stdio too.
+	id="$(new_id)"
+	set_args sleep 100
+	run_bg "$id"
+	run -0 husk exec --user 1000:1000 "$id" sh -c 'echo exec-reopen >/dev/stdout' </dev/null
+	[ "$output" = exec-reopen ] || fail "exec output: $output"
+	run -0 husk kill "$id" KILL
+	wait_for_status "$id" stopped
+	run -0 husk delete "$id"
+	assert_no_container "$id"
+}
