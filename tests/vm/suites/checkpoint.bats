@@ -6,7 +6,7 @@
 # appends 1, 2, 3, … to a file, so the line after the last one written
 # before a checkpoint must be the next number. Then --leave-running, the
 # pre-dump chain, an external netns, a tty, nested binds, a new cgroup,
-# the systemd driver's scope (setup a). The teardown finds anything left
+# the systemd driver's scope (setup a), runc spec's default bundle. The teardown finds anything left
 # (state, mounts, processes, cgroups named after the ids).
 #
 # CRIU's first checkpoint drops nsdelegate from the cgroup2 mount (CRIU
@@ -259,4 +259,31 @@ rs() {
 	husk --systemd-cgroup delete --force "$id"
 	[ "$(systemctl show -P ActiveState "$unit")" != active ] || fail "$unit still active after delete"
 	[ ! -d "/sys/fs/cgroup/system.slice/$unit" ] || fail "scope cgroup left"
+}
+
+@test "checkpoint: runc spec's default bundle (its /sys/fs/cgroup mount included) checkpoints, restores, and execs into the restored container" {
+	local id pid n
+	runc_spec_config # unmodified but for the terminal and the args
+	update_config '.process.terminal = false'
+	# The root is read-only: the counter writes to the spec's /dev/shm, a
+	# tmpfs whose content CRIU dumps.
+	set_args sh -c 'i=0; while :; do i=$((i+1)); echo $i >>/dev/shm/count; sleep 0.2; done'
+	id="$(new_id)"
+	husk run -d --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&- || fail "run $id failed"
+	pid="$(container_pid "$id")"
+	COUNT="/proc/$pid/root/dev/shm/count"
+	wait_lines 2
+	ck "$id" || { grep -h Error "$TEST_DIR"/img/dump.log >&2; fail "checkpoint of the default bundle failed"; }
+	assert_no_container "$id"
+	rs "$id"
+	pid="$(container_pid "$id")"
+	COUNT="/proc/$pid/root/dev/shm/count"
+	n="$(lines)"
+	wait_lines "$((n + 2))"
+	# Resumed, not started again: the numbers go on unbroken.
+	awk 'NR != $1 { exit 1 }' "$COUNT" || fail "the count restarted: $(tr '\n' ' ' <"$COUNT")"
+	run -0 --separate-stderr husk exec "$id" sh -c 'wc -l </dev/shm/count'
+	[ "$output" -gt "$n" ] || fail "exec sees $output lines"
+	husk delete -f "$id"
+	assert_no_container "$id"
 }
