@@ -82,6 +82,10 @@ BINDIR     ?= /usr/local/bin
 # guests c (AppArmor) and d (SELinux) run only their lsm-*.bats (about 2
 # and 2.5 min with boot). TCG makes each test seconds long: the host suites
 # are split between the setups.
+# The SELinux tools the image recipe runs (checkmodule from checkpolicy;
+# semodule_package, semodule and setfiles from policycoreutils) run in the
+# guest root's chroot, from the packages debootstrap put there
+# (tests/vm/build-image.sh): the host needs none of them.
 VM_DEPS    := qemu-system-x86 qemu-utils debootstrap lz4 e2fsprogs cpio busybox-static
 VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
