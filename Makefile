@@ -100,7 +100,7 @@ VM_SETUPS  ?= a b c d
 VM_BENCH_N ?= 20
 
 .PHONY: all husk install test unit integration security fuzz clients build-deps demo-deps test-deps client-deps bench demo clean
-.PHONY: vm-test vm-bench vm-image vm-deps
+.PHONY: vm-test vm-bench vm-image vm-deps vm-prebuild
 
 all: husk
 
@@ -139,7 +139,7 @@ install: husk
 	install -D -m 0755 husk $(DESTDIR)$(BINDIR)/husk
 	install -D -m 0755 husk-cni $(DESTDIR)$(BINDIR)/husk-cni
 
-test: clients-prebuild unit integration security fuzz release-test clients clients-kube vm-test
+test: clients-prebuild vm-prebuild unit integration security fuzz release-test clients clients-kube vm-test
 
 
 unit: build-deps test-deps
@@ -241,6 +241,14 @@ vm-bench: husk vm-deps
 
 vm-image: vm-deps
 	tests/vm/build-image.sh $(VM_CACHE)
+
+# make test builds the guest image in the background first (a debootstrap,
+# minutes when cold) while the host suites run; vm-test waits for it (the
+# image's lock). Its log is VM_CACHE/prebuild.log. VM_PREBUILD= turns it off.
+VM_PREBUILD ?= 1
+vm-prebuild: vm-deps
+	@[ -z "$(VM_PREBUILD)" ] || { mkdir -p $(VM_CACHE) && \
+		(setsid tests/vm/build-image.sh $(VM_CACHE) </dev/null >$(VM_CACHE)/prebuild.log 2>&1 &) }
 
 vm-deps:
 	@$(call apt_install,$(VM_DEPS))
