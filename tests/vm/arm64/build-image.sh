@@ -23,10 +23,11 @@ mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9
 
-# A private apt for arm64: its lists stay in the cache (updates are then
-# mostly "not modified").
+# A private apt for arm64, none of the host's apt.conf.d (no DEP-11 and
+# the like); its lists stay in the cache and are refreshed once a day (as
+# the amd64 image takes the host's lists as they are).
 apt_dir="$cache/apt"
-mkdir -p "$apt_dir/state/lists/partial" "$apt_dir/cache/archives/partial"
+mkdir -p "$apt_dir/state/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/apt.conf.d"
 echo "deb $mirror $suite main" >"$apt_dir/sources.list"
 cat >"$apt_dir/apt.conf" <<CONF
 APT::Architecture "arm64";
@@ -36,12 +37,16 @@ Dir::State::status "/dev/null";
 Dir::Cache "$apt_dir/cache";
 Dir::Etc::SourceList "$apt_dir/sources.list";
 Dir::Etc::SourceParts "/nonexistent";
+Dir::Etc::Parts "$apt_dir/apt.conf.d";
 Acquire::Languages "none";
 APT::Sandbox::User "root";
 CONF
 apt_() { APT_CONFIG="$apt_dir/apt.conf" "$@"; }
-apt_ apt-get -q -o DPkg::Lock::Timeout=600 update >"$apt_dir/update.log" 2>&1 ||
-	{ tail -5 "$apt_dir/update.log" >&2; log "apt-get update (arm64 lists of $mirror) failed"; exit 1; }
+if [ ! -e "$apt_dir/updated" ] || [ -n "$(find "$apt_dir/updated" -mmin +1440)" ]; then
+	apt_ apt-get -q -o DPkg::Lock::Timeout=600 update >"$apt_dir/update.log" 2>&1 ||
+		{ tail -5 "$apt_dir/update.log" >&2; log "apt-get update (arm64 lists of $mirror) failed"; exit 1; }
+	touch "$apt_dir/updated"
+fi
 kernel_pkg="$(apt_ apt-cache depends linux-image-arm64 2>/dev/null |
 	awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')"
 [ -n "$kernel_pkg" ] || { log "the arm64 lists name no linux-image-arm64"; exit 1; }
