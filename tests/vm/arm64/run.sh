@@ -32,6 +32,9 @@ die() { say "$*"; exit 2; }
 command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 not installed (apt-get install qemu-system-arm)"
 [ -x "$VM_SPEC_HUSK" ] || die "no husk at VM_SPEC_HUSK=$VM_SPEC_HUSK (make husk)"
 [ -f "$VM_ARM64_HUSK" ] || die "no arm64 husk at VM_ARM64_HUSK=$VM_ARM64_HUSK"
+for v in VM_ARM64_TIMEOUT VM_MEM VM_SMP; do
+	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v='${!v}' is not a positive number"
+done
 readelf -h "$VM_ARM64_HUSK" 2>/dev/null | grep -q 'Machine:.*AArch64' || die "$VM_ARM64_HUSK is not an AArch64 ELF"
 
 t0=$SECONDS
