@@ -2,9 +2,9 @@
 # Runs its arguments (a `go build`) in the environment that cross-builds
 # husk for linux/arm64, linked statically against glibc (docs/building.md,
 # "arm64"): Debian's cross gcc (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross)
-# and a libseccomp.a compiled with it from the same Debian 12 source
-# build/musl.sh uses (2.5.4-1+deb12u1, checked against the .dsc's sha256),
-# kept in a cache keyed by this recipe and musl.sh's source lines.
+# and a libseccomp.a compiled with it from build/libseccomp.sh's source (the
+# one build/musl.sh links: Debian 12's, checked against the .dsc's sha256),
+# kept in a cache keyed by this recipe and libseccomp.sh.
 #
 #   build/arm64.sh go build -ldflags "-linkmode external -extldflags -static" .
 set -euo pipefail
@@ -12,9 +12,9 @@ set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 cache=${HUSK_BUILD_CACHE:-/var/cache/husk-build}
 cross=aarch64-linux-gnu
-# The source and its sums: musl.sh's, so both architectures link one libseccomp.
-eval "$(grep -E '^(version|debian|pool|orig|orig_sha|patches|patches_sha)=' "$here/musl.sh")"
-recipe=$(cat "${BASH_SOURCE[0]}" "$here/musl.sh" | sha256sum | cut -c1-12)
+# shellcheck source=build/libseccomp.sh
+. "$here/libseccomp.sh"
+recipe=$(cat "${BASH_SOURCE[0]}" "$here/libseccomp.sh" | sha256sum | cut -c1-12)
 prefix=$cache/arm64-libseccomp-$version-$debian-$recipe
 
 build() {
@@ -24,19 +24,9 @@ build() {
 	local tmp
 	tmp=$(mktemp -d "$cache/.arm64-XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
-	for f in "$orig:$orig_sha" "$patches:$patches_sha"; do
-		curl -fsS --retry 3 -m 120 -o "$tmp/${f%%:*}" "$pool/${f%%:*}" ||
-			{ echo "build/arm64.sh: download $pool/${f%%:*} failed" >&2; exit 1; }
-		echo "${f##*:}  $tmp/${f%%:*}" | sha256sum -c --quiet - ||
-			{ echo "build/arm64.sh: ${f%%:*}: sha256 is not Debian's ${f##*:}" >&2; exit 1; }
-	done
-	tar -xzf "$tmp/$orig" -C "$tmp"
-	tar -xJf "$tmp/$patches" -C "$tmp/libseccomp-$version"
+	libseccomp_source build/arm64.sh "$tmp" || exit 1
 	(
 		cd "$tmp/libseccomp-$version"
-		while read -r p; do
-			[ -z "$p" ] || [ "${p#\#}" != "$p" ] || patch -s -p1 <"debian/patches/$p"
-		done <debian/patches/series
 		# -ffile-prefix-map: no build directory in the archive.
 		{
 			CC=$cross-gcc CFLAGS="-O2 -ffile-prefix-map=$tmp=." \

@@ -2,9 +2,8 @@
 # Runs its arguments (a `go build`) in the environment that links husk
 # statically against musl instead of glibc (docs/building.md, "Why musl"), building what that
 # takes once and keeping it in a cache keyed by this recipe:
-#   - libseccomp.a compiled with musl-gcc: Debian 12's own libseccomp
-#     (2.5.4-1+deb12u1: the release and Debian's patch, the syscall table
-#     of Linux 6.7), checked against the sha256 of Debian's .dsc;
+#   - libseccomp.a compiled with musl-gcc from build/libseccomp.sh's source
+#     (Debian 12's own, checked against the sha256 of Debian's .dsc);
 #   - the Linux UAPI headers (linux/, asm/, asm-generic/ of Debian's
 #     linux-libc-dev), which musl's include path leaves out.
 # Needs musl-tools, gperf, curl and make (the Makefile installs them).
@@ -12,16 +11,11 @@
 #   build/musl.sh go build -ldflags "-linkmode external -extldflags -static" .
 set -euo pipefail
 
+here=$(dirname "${BASH_SOURCE[0]}")
 cache=${HUSK_BUILD_CACHE:-/var/cache/husk-build}
-version=2.5.4
-debian=1+deb12u1
-pool=http://deb.debian.org/debian/pool/main/libs/libseccomp
-orig=libseccomp_$version.orig.tar.gz
-orig_sha=d82902400405cf0068574ef3dc1fe5f5926207543ba1ae6f8e7a1576351dcbdb
-patches=libseccomp_$version-$debian.debian.tar.xz
-patches_sha=665fc6ad1b9887207b0af1a293a2d7975e2df503a2618d1808b970081f9672f6
-
-recipe=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
+# shellcheck source=build/libseccomp.sh
+. "$here/libseccomp.sh"
+recipe=$(cat "${BASH_SOURCE[0]}" "$here/libseccomp.sh" | sha256sum | cut -c1-12)
 prefix=$cache/musl-libseccomp-$version-$debian-$recipe
 
 build() {
@@ -38,19 +32,9 @@ build() {
 	ln -s /usr/include/linux "$tmp/out/kinclude/linux"
 	ln -s "/usr/include/$arch/asm" "$tmp/out/kinclude/asm"
 	ln -s /usr/include/asm-generic "$tmp/out/kinclude/asm-generic"
-	for f in "$orig:$orig_sha" "$patches:$patches_sha"; do
-		curl -fsS --retry 3 -m 120 -o "$tmp/${f%%:*}" "$pool/${f%%:*}" ||
-			{ echo "build/musl.sh: download $pool/${f%%:*} failed (make husk HUSK_LIBC=glibc builds against glibc instead)" >&2; exit 1; }
-		echo "${f##*:}  $tmp/${f%%:*}" | sha256sum -c --quiet - ||
-			{ echo "build/musl.sh: ${f%%:*}: sha256 is not Debian's ${f##*:}" >&2; exit 1; }
-	done
-	tar -xzf "$tmp/$orig" -C "$tmp"
-	tar -xJf "$tmp/$patches" -C "$tmp/libseccomp-$version"
+	libseccomp_source build/musl.sh "$tmp" "make husk HUSK_LIBC=glibc builds against glibc instead" || exit 1
 	(
 		cd "$tmp/libseccomp-$version"
-		while read -r p; do
-			[ -z "$p" ] || [ "${p#\#}" != "$p" ] || patch -s -p1 <"debian/patches/$p"
-		done <debian/patches/series
 		{
 			CC=musl-gcc CFLAGS="-O2 -isystem $tmp/out/kinclude" \
 				./configure --prefix="$prefix" --enable-static --disable-shared &&
@@ -68,6 +52,8 @@ build() {
 [ -e "$prefix/lib/libseccomp.a" ] || { echo "build/musl.sh: no $prefix/lib/libseccomp.a" >&2; exit 1; }
 # pkg-config finds only this libseccomp, never glibc's.
 export CC=musl-gcc CGO_ENABLED=1
-export CGO_CFLAGS="-O2 -g -isystem $prefix/kinclude"
+# -ffile-prefix-map: the cache directory (named by this recipe's hash) stays
+# out of husk's debug info, so editing the recipe leaves the release as it was.
+export CGO_CFLAGS="-O2 -g -isystem $prefix/kinclude -ffile-prefix-map=$prefix=musl-libseccomp"
 export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig
 exec "$@"

@@ -23,7 +23,7 @@ SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 export SOURCE_DATE_EPOCH VERSION
 
 # The C libraries linked into husk, as NAME@VERSION for the SBOM.
-seccomp=$(grep -E '^(version|debian)=' build/musl.sh | cut -d= -f2 | paste -sd-)
+seccomp=$(. build/libseccomp.sh && echo "$version-$debian")
 clibs() {
 	case $1 in
 	amd64) echo "musl@$(dpkg-query -W -f '${Version}' musl-dev) libseccomp@$seccomp" ;;
