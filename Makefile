@@ -91,10 +91,11 @@ VM_CACHE   ?= /var/cache/husk-vm
 VM_HUSK    ?= $(CURDIR)/husk
 VM_HOST_SUITES ?= exec:b lifecycle:a cgroups:b
 VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats:ab \
-	$(addsuffix :ab,$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats %/lsm-apparmor.bats %/lsm-selinux.bats,$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats)))) \
+	$(addsuffix :ab,$(filter-out %/lane.bats %/clients-cri.bats %/clients-podman.bats $(wildcard $(CURDIR)/tests/vm/suites/lsm-*.bats),$(sort $(wildcard $(CURDIR)/tests/vm/suites/*.bats)))) \
 	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \
 	$(CURDIR)/tests/clients/kubelet.bats:a \
 	$(CURDIR)/tests/vm/suites/lsm-apparmor.bats:c $(CURDIR)/tests/vm/suites/lsm-selinux.bats:d \
+	$(CURDIR)/tests/vm/suites/lsm-docker.bats:c \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats:$(if $(findstring :,$(s)),$(lastword $(subst :, ,$(s))),ab))
 VM_SETUPS  ?= a b c d
 VM_BENCH_N ?= 20
