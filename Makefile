@@ -95,7 +95,7 @@ VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats:ab \
 	$(CURDIR)/tests/vm/suites/clients-cri.bats:a $(CURDIR)/tests/vm/suites/clients-podman.bats:a \
 	$(CURDIR)/tests/clients/kubelet.bats:a \
 	$(CURDIR)/tests/vm/suites/lsm-apparmor.bats:c $(CURDIR)/tests/vm/suites/lsm-selinux.bats:d \
-	$(CURDIR)/tests/vm/suites/lsm-docker.bats:c \
+	$(CURDIR)/tests/vm/suites/lsm-podman.bats:cd $(CURDIR)/tests/vm/suites/lsm-docker.bats:c \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats:$(if $(findstring :,$(s)),$(lastword $(subst :, ,$(s))),ab))
 VM_SETUPS  ?= a b c d
 VM_BENCH_N ?= 20
