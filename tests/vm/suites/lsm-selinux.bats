@@ -6,8 +6,8 @@
 # the same checks: the process label of pid 1 and of every exec, the mount
 # label in the container's mountinfo, the session keyring's label, also in
 # a user namespace, and a labelled process whose execve fails (the cases of
-# runc's selinux.bats), a label the policy lacks, and, with SELinux enforcing, a write the policy denies to
-# container_t refused.
+# runc's selinux.bats), a label the policy lacks, and, with SELinux
+# enforcing, a write the policy denies to container_t refused.
 #
 # husk's mount and keyring labels come with issue 37's SELinux work: a husk
 # that still refuses linux.mountLabel ("does not label mounts yet") skips
