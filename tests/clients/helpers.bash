@@ -14,6 +14,8 @@
 #   HUSK_TEST_CACHE      where the busybox rootfs, image and tools are built
 #   CONTAINERD_SYSTEMD_CGROUP  containerd's runc option SystemdCgroup
 #                        (default false; the VM lane's guest (a) sets true)
+#   CONTAINERD_ENABLE_SELINUX  the CRI's enable_selinux (default false; the VM
+#                        lane's SELinux guest (d) sets true)
 #   CONTAINERD_CONFIG_EXTRA  TOML appended to containerd's config (critest:
 #                        the registry's hosts.toml directory)
 #   CNI_EXTRA_PLUGINS    JSON plugin objects appended to the hcri network's
@@ -191,7 +193,7 @@ containerd_start() {
 		  restrict_oom_score_adj = true
 		  stream_server_address = "127.0.0.1"
 		  stream_server_port = "0"
-		  enable_selinux = false
+		  enable_selinux = ${CONTAINERD_ENABLE_SELINUX:-false}
 		  [plugins."io.containerd.grpc.v1.cri".containerd]
 		    snapshotter = "overlayfs"
 		    default_runtime_name = "husk"

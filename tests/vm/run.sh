@@ -100,6 +100,18 @@ if [[ " $VM_SUITES " == *"/kubelet.bats"* ]]; then
 	cp -r "$c2" "$data/bin/containerd2"
 fi
 
+# The Docker suite of the AppArmor guest runs the host's docker.io (Debian
+# 12's, as the guest is: the libraries it links are in the image), copied
+# in only when a docker suite is in the lane and the host has it (the suite
+# skips, saying so, when not).
+if [[ " $VM_SUITES " == *docker*.bats* ]] && [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ]; then
+	mkdir -p "$data/bin/docker"
+	cp /usr/sbin/dockerd /usr/bin/docker "$data/bin/docker/"
+	for f in /usr/bin/docker-init /usr/sbin/docker-proxy; do
+		[ ! -x "$f" ] || cp "$f" "$data/bin/docker/"
+	done
+fi
+
 # Each suite runs from a copy of its repository's tests/ tree, at the same
 # relative path, so `load ../integration/helpers` works for suites of any
 # worktree. An entry PATH:a (or :b, :cd, ...) runs in those setups only.

@@ -19,7 +19,10 @@
 //
 // POD-FLAGS (the same for runp and create, as kubelet sends the pod's config
 // with CreateContainer too): --name N --uid U --namespace NS --log-dir D
-// --cgroup-parent P.
+// --cgroup-parent P [--selinux-level L] (the pod's seLinuxOptions level,
+// which kubelet also gives each container); create also takes
+// [--apparmor runtime/default|localhost/NAME|unconfined] [--cap-add CAP]
+// [--mount HOST-PATH:CONTAINER-PATH] (a bind mount, not relabelled).
 // A failed call prints the gRPC error on stderr and exits 1; exec exits with
 // the command's exit code.
 package main
@@ -30,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -102,7 +106,7 @@ type client struct {
 
 // podFlags are the pod sandbox's identity, shared by runp and create.
 type podFlags struct {
-	name, uid, namespace, logDir, cgroupParent string
+	name, uid, namespace, logDir, cgroupParent, selinuxLevel string
 }
 
 func (p *podFlags) register(fs *flag.FlagSet) {
@@ -111,6 +115,15 @@ func (p *podFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.namespace, "namespace", "default", "pod namespace")
 	fs.StringVar(&p.logDir, "log-dir", "", "pod log directory (container logs go under it)")
 	fs.StringVar(&p.cgroupParent, "cgroup-parent", "", "pod cgroup parent (cgroupfs path, as kubelet's cgroupfs driver sends)")
+	fs.StringVar(&p.selinuxLevel, "selinux-level", "", "the pod's seLinuxOptions level (MCS), e.g. s0:c1,c2")
+}
+
+// selinux is the pod's seLinuxOptions as kubelet sends them (nil: none).
+func (p *podFlags) selinux() *runtimeapi.SELinuxOption {
+	if p.selinuxLevel == "" {
+		return nil
+	}
+	return &runtimeapi.SELinuxOption{Level: p.selinuxLevel}
 }
 
 // config is the PodSandboxConfig kubelet would send for a pod with host
@@ -127,6 +140,7 @@ func (p *podFlags) config() *runtimeapi.PodSandboxConfig {
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent: p.cgroupParent,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				SelinuxOptions: p.selinux(),
 				NamespaceOptions: &runtimeapi.NamespaceOption{
 					Network: runtimeapi.NamespaceMode_POD,
 					Pid:     runtimeapi.NamespaceMode_CONTAINER,
@@ -202,6 +216,9 @@ func (c *client) create(args []string) error {
 	image := fs.String("image", "", "image reference")
 	logPath := fs.String("log", "", "log path, relative to the pod's log dir")
 	ctrName := fs.String("cname", "c", "container name")
+	apparmor := fs.String("apparmor", "", "the container's AppArmor profile: runtime/default, localhost/NAME or unconfined")
+	capAdd := fs.String("cap-add", "", "a capability to add, e.g. SYS_ADMIN")
+	mount := fs.String("mount", "", "HOST-PATH:CONTAINER-PATH, a bind mount the runtime does not relabel")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -223,9 +240,28 @@ func (c *client) create(args []string) error {
 						Pid:     runtimeapi.NamespaceMode_CONTAINER,
 						Ipc:     runtimeapi.NamespaceMode_POD,
 					},
+					SelinuxOptions: p.selinux(),
 				},
 			},
 		},
+	}
+	if *mount != "" {
+		host, ctr, ok := strings.Cut(*mount, ":")
+		if !ok || host == "" || ctr == "" {
+			return fmt.Errorf("--mount %q: want HOST-PATH:CONTAINER-PATH", *mount)
+		}
+		req.Config.Mounts = []*runtimeapi.Mount{{HostPath: host, ContainerPath: ctr}}
+	}
+	sc := req.Config.Linux.SecurityContext
+	if *capAdd != "" {
+		sc.Capabilities = &runtimeapi.Capability{AddCapabilities: []string{*capAdd}}
+	}
+	if *apparmor != "" {
+		prof, err := apparmorProfile(*apparmor)
+		if err != nil {
+			return err
+		}
+		sc.Apparmor, sc.ApparmorProfile = prof, *apparmor
 	}
 	resp, err := c.rt.CreateContainer(c.ctx, req)
 	if err != nil {
@@ -233,6 +269,21 @@ func (c *client) create(args []string) error {
 	}
 	fmt.Println(resp.ContainerId)
 	return nil
+}
+
+// apparmorProfile is the CRI's AppArmor field for the flag's value; kubelet
+// sends it and the older string field (the one containerd 1.6 reads) both.
+func apparmorProfile(v string) (*runtimeapi.SecurityProfile, error) {
+	switch {
+	case v == "runtime/default":
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
+	case v == "unconfined":
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, nil
+	case strings.HasPrefix(v, "localhost/") && len(v) > len("localhost/"):
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost,
+			LocalhostRef: strings.TrimPrefix(v, "localhost/")}, nil
+	}
+	return nil, fmt.Errorf("--apparmor %q: want runtime/default, localhost/NAME or unconfined", v)
 }
 
 func (c *client) start(args []string) error {

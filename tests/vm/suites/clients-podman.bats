@@ -6,77 +6,25 @@
 # run, exec, stop and rm; nothing is left (no scope, no cgroup).
 
 load ../../clients/helpers
+load podman_helpers
 
 setup_file() {
 	[ "${HUSK_VM_SETUP:-}" = a ] || skip "needs systemd as PID 1 (VM lane setup a)"
 	runtime_ready
 	require_cmd podman
 	nsdelegate_save # podman's checkpoints may drop it
-	export SUITE_DIR CONTAINERS_CONF CONTAINERS_STORAGE_CONF
-	SUITE_DIR="$(new_suite_dir)"
-	CONTAINERS_CONF="$SUITE_DIR/containers.conf"
-	CONTAINERS_STORAGE_CONF="$SUITE_DIR/storage.conf"
-	mkdir -p "$SUITE_DIR"/{root,runroot,tmp,cni}
-	cat >"$CONTAINERS_CONF" <<-EOF
-		[containers]
-		default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
-		log_driver = "k8s-file"
-		seccomp_profile = "/usr/share/containers/seccomp.json"
-		cgroups = "enabled"
-		[engine]
-		cgroup_manager = "systemd"
-		events_logger = "file"
-		events_logfile_path = "$SUITE_DIR/events.log"
-		tmp_dir = "$SUITE_DIR/tmp"
-		static_dir = "$SUITE_DIR/root/libpod"
-		volume_path = "$SUITE_DIR/root/volumes"
-		[network]
-		network_config_dir = "$SUITE_DIR/cni"
-	EOF
-	cat >"$CONTAINERS_STORAGE_CONF" <<-EOF
-		[storage]
-		driver = "overlay"
-		graphroot = "$SUITE_DIR/root"
-		runroot = "$SUITE_DIR/runroot"
-	EOF
-	local rootfs
-	rootfs="$(build_rootfs)" || fail "cannot build the busybox rootfs"
-	tar -C "$rootfs" --exclude=./.complete -cf "$SUITE_DIR/rootfs.tar" . ||
-		fail "cannot tar $rootfs"
-	podman_ import --change 'CMD=["sh"]' "$SUITE_DIR/rootfs.tar" "$IMAGE_REF" >/dev/null ||
-		fail "podman import failed"
+	podman_suite_setup systemd
 }
 
 teardown_file() {
-	[ -d "${SUITE_DIR:-}" ] || return 0
-	podman_ rm -af -t 0 >/dev/null 2>&1 || true
-	podman_ rmi -af >/dev/null 2>&1 || true
-	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
-		while read -r m; do umount "$m" 2>/dev/null || true; done
-	clean_leaks "$SUITE_DIR"
-	rm -rf "$SUITE_DIR"
+	podman_suite_teardown
 }
 
 setup() { :; }
 
 teardown() {
-	local left
 	nsdelegate_restore
-	left="$(podman_ ps -aq 2>/dev/null)"
-	[ -z "$left" ] || {
-		podman_ rm -af -t 0 >/dev/null 2>&1
-		fail "containers left: $left"
-	}
-}
-
-podman_() {
-	timeout -k 5 "$CLIENT_TIMEOUT" podman --runtime "$CLIENT_RUNTIME" \
-		--root "$SUITE_DIR/root" --runroot "$SUITE_DIR/runroot" --tmpdir "$SUITE_DIR/tmp" \
-		--cgroup-manager systemd --events-backend file "$@"
-}
-
-prun() {
-	podman_ run --network none "$@"
+	podman_no_containers_left
 }
 
 # scope_of ID prints the cgroup (v2 path) of the container's process.
@@ -207,8 +155,7 @@ logged_past() {
 
 @test "zz: podman (systemd): nothing is left behind" {
 	podman_ rmi -af >/dev/null 2>&1 || true
-	grep -F " $SUITE_DIR/root/overlay " /proc/self/mountinfo | awk '{print $5}' |
-		while read -r m; do umount "$m" 2>/dev/null || true; done
+	podman_unmount_storage
 	run systemctl list-units --all --no-legend 'libpod-*'
 	[ -z "$output" ] || fail "libpod units left: $output"
 	assert_nothing_left "$SUITE_DIR"

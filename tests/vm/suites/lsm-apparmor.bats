@@ -12,22 +12,7 @@ PROFILE=husk-vm-deny
 
 setup_file() {
 	[ "${HUSK_VM_SETUP:-}" = c ] || skip "AppArmor guest only (setup c; this is '${HUSK_VM_SETUP:-not a guest}')"
-	# Everything allowed but writing /husk-denied, as the container sees it.
-	cat >"$BATS_FILE_TMPDIR/$PROFILE" <<-EOF
-		profile $PROFILE flags=(attach_disconnected,mediate_deleted) {
-		  file,
-		  capability,
-		  network,
-		  unix,
-		  signal,
-		  ptrace,
-		  mount,
-		  umount,
-		  pivot_root,
-		  deny /husk-denied w,
-		}
-	EOF
-	apparmor_parser -r "$BATS_FILE_TMPDIR/$PROFILE"
+	apparmor_parser -r "$BATS_TEST_DIRNAME/../apparmor/$PROFILE"
 }
 
 teardown() {

@@ -4,10 +4,10 @@
 # module (tests/vm/selinux/husk_container.te: container_t,
 # container_file_t, which lxc_contexts names). runc 1.1.5 and husk run
 # the same checks: the process label of pid 1 and of every exec, the mount
-# label in the container's mountinfo, the session keyring's label (the
-# cases of runc's selinux.bats), a label the policy
-# lacks, and, with SELinux enforcing, a write the policy denies to
-# container_t refused.
+# label in the container's mountinfo, the session keyring's label, also in
+# a user namespace, and a labelled process whose execve fails (the cases of
+# runc's selinux.bats), a label the policy lacks, and, with SELinux
+# enforcing, a write the policy denies to container_t refused.
 #
 # husk's mount and keyring labels come with issue 37's SELinux work: a husk
 # that still refuses linux.mountLabel ("does not label mounts yet") skips
@@ -103,13 +103,19 @@ check_mount_label() {
 	check_mount_label husk
 }
 
-# check_keyring RUNTIME run|exec: the container's session keyring carries
-# its process label (runc's selinux.bats: "session keyring security label").
+# check_keyring RUNTIME run|exec [userns]: the container's session keyring
+# carries its process label (runc's selinux.bats: "session keyring security
+# label", and "+ userns": the container in a user namespace of its own).
 check_keyring() {
 	local r="$1" how="$2" id
 	id="$(new_id)"
 	cp "$HUSK_TOOLS_DIR/keylabel" "$BUNDLE/rootfs/bin/keylabel"
 	update_config --arg l "$LABEL" '.process.selinuxLabel = $l'
+	if [ "${3:-}" = userns ]; then
+		set_ns user
+		update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+			| .linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+	fi
 	if [ "$how" = run ]; then
 		set_args /bin/keylabel
 		run rt "$r" run --bundle "$BUNDLE" "$id"
@@ -133,6 +139,40 @@ check_keyring() {
 	needs_husk_mount_labels
 	check_keyring husk run
 	check_keyring husk exec
+}
+
+@test "selinux (runc): the session keyring has the process label in a user namespace, in run and exec" {
+	requires_userns
+	check_keyring runc run userns
+	check_keyring runc exec userns
+}
+
+@test "selinux (husk): the session keyring has the process label in a user namespace, in run and exec" {
+	requires_userns
+	needs_husk_mount_labels
+	check_keyring husk run userns
+	check_keyring husk exec userns
+}
+
+# runc's selinux.bats "execve error + custom selinux label": a labelled
+# process whose execve fails (a script naming an interpreter that does not
+# exist) is reported as that execve's error, the container not started.
+@test "selinux (runc, husk): a labelled process whose execve fails: the start fails with the exec error, nothing left" {
+	local r id
+	update_config --arg l "$LABEL" '.process.selinuxLabel = $l | .root.readonly = false'
+	printf '#!/husk-no-such-interpreter foo\nsh\n' >"$BUNDLE/rootfs/run.sh"
+	chmod +x "$BUNDLE/rootfs/run.sh"
+	set_args /run.sh
+	for r in runc husk; do
+		id="$(new_id)"
+		run rt "$r" run --bundle "$BUNDLE" "$id"
+		echo "$r: $output"
+		[ "$status" -ne 0 ] || fail "$r ran /run.sh"
+		assert_contains "${output,,}" /run.sh "no such file or directory"
+		run rt "$r" state "$id"
+		[ "$status" -ne 0 ] || fail "$r kept the container: $output"
+	done
+	[ -z "$(ls -A "$HUSK_ROOT" 2>/dev/null)" ] || fail "husk left state: $(ls -A "$HUSK_ROOT")"
 }
 
 @test "selinux (runc, husk): a process label the policy lacks fails the start, nothing left; husk names the field and the label" {
