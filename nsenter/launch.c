@@ -353,11 +353,11 @@ int husk_launch_prepare(struct husk_launch *l)
 		if (s->applies && !s->applies(l))
 			continue;
 		if (!quiet)
-			husk_logf("debug", "launcher step %zu: %s%s", i, s->name, l->forked ? " (forked)" : "");
+			husk_logf("debug", "launcher step %zu: %s%s", i + 1, s->name, l->forked ? " (forked)" : "");
 		if (s->run(l) < 0)
 			return -1;
 		if (quiet)
-			husk_logf("debug", "launcher step %zu: %s (done)%s", i, s->name, l->forked ? " (forked)" : "");
+			husk_logf("debug", "launcher step %zu: %s (done)%s", i + 1, s->name, l->forked ? " (forked)" : "");
 	}
 	return 0;
 }
