@@ -1,9 +1,9 @@
 /*
  * The launcher's process attributes (launch.h): CPU affinity, rlimits,
  * umask, session keyring, memory policy, personality, I/O priority,
- * scheduler and LSM exec labels. Each is per task in the kernel and
- * survives fork and execve, but for two scheduler cases (see
- * husk_sched_after_fork).
+ * scheduler and LSM exec labels (each a step of launch.c's table). Each is
+ * per task in the kernel and survives fork and execve, but for two
+ * scheduler cases (see husk_sched_after_fork).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,7 +145,7 @@ static int join_keyring(struct husk_launch *l)
 }
 
 /* Writes the exec labels to the attribute files husk_launch_open opened. */
-static int set_labels(struct husk_launch *l)
+int husk_set_labels(struct husk_launch *l)
 {
 	const struct husk_plan *p = l->plan;
 	char buf[4200];
@@ -173,8 +173,8 @@ static int set_labels(struct husk_launch *l)
 
 /*
  * A SCHED_DEADLINE task cannot fork (EAGAIN), and SCHED_FLAG_RESET_ON_FORK
- * is lost by one: an exec, which forks after its setup, sets these in the
- * forked process, which then needs CAP_SYS_NICE in its own sets.
+ * is lost by one: an exec forks before its scheduler then (launch.c's
+ * fork step), and the forked process sets it, still privileged.
  */
 int husk_sched_after_fork(const struct husk_plan *p)
 {
@@ -210,8 +210,8 @@ int husk_set_scheduler(struct husk_launch *l)
 
 /*
  * rlimits, umask, keyring, memory policy, personality, I/O priority, the
- * final CPU affinity (before the scheduler: a SCHED_DEADLINE task may not
- * change it), the scheduler and the LSM exec labels, in that order.
+ * final CPU affinity (before the scheduler, a step of its own: a
+ * SCHED_DEADLINE task may not change it), in that order.
  */
 int husk_set_attrs(struct husk_launch *l)
 {
@@ -236,7 +236,5 @@ int husk_set_attrs(struct husk_launch *l)
 			return -1;
 		husk_log_affinity("", "process.execCPUAffinity.final");
 	}
-	if (p->has_sched && !(l->forks && husk_sched_after_fork(p)) && husk_set_scheduler(l) < 0)
-		return -1;
-	return set_labels(l);
+	return 0;
 }

@@ -8,27 +8,12 @@
  * runtime's privileges is single-threaded, and the seccomp filter is in
  * place before anything of the launch is visible in the container.
  *
- * Order: the pty (exec), the controlling tty (init), attributes (attrs.c),
- * the filter early without noNewPrivileges (loading it then needs
- * CAP_SYS_ADMIN, and it then applies to the rest of the setup, as in
- * runc), cwd as root (cwd.c: inside the root only), credentials
- * (creds.c), cwd again as the user,
- * HOME and the PATH lookup (lookup.c), the filter last with
- * noNewPrivileges (without it, the setup after the early filter runs
- * under it, as in runc: openat, openat2, fchdir and getcwd for the cwd
- * (cwd.c; chdir where openat2 is refused), prctl, setgroups, setresgid,
- * setresuid, capset, openat, fstat and read of /etc/passwd, stat and
- * faccessat2). After
- * the last step the launch makes only these syscalls, which a profile
- * must allow: an exec's launcher clone (the fork), close, write and read
- * (frames, its pipes to the forked process), sendmsg (a listener),
- * exit_group; the forked process close, read, setsid, ioctl (a
- * terminal), sched_setattr (SCHED_DEADLINE or SCHED_FLAG_RESET_ON_FORK),
- * execve (write, rt_sigprocmask and exit_group when it fails: run.c's
- * exec_failed); a container's pid 1 sendmsg (a listener), write, close,
- * openat (exec.fifo), execve (the same three when it fails). A
- * profile that kills on any of them kills the launcher, single-threaded,
- * at once: the parent names seccomp (libcontainer/launch/spawn.go).
+ * Order: the table husk_steps below (docs/architecture.md, "One
+ * launcher", says why each step is where it is). After the filter and
+ * its listener the launch makes only the syscalls that doc lists, which
+ * a profile must allow; a profile that kills on any of them kills the
+ * launcher, single-threaded, at once: the parent names seccomp
+ * (libcontainer/launch/spawn.go).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -166,59 +151,56 @@ static int new_session(struct husk_launch *l)
 	return 0;
 }
 
-int husk_launch_prepare(struct husk_launch *l)
+/* cwd again, as the user, when root could not enter it (cwd.c). */
+static int chdir_as_user(struct husk_launch *l)
 {
-	const struct husk_plan *p = l->plan;
-	int cwd_done;
+	return husk_enter_cwd(l, 1) < 0 ? -1 : 0;
+}
 
-	if (p->has_tty && (p->tty.flags & HUSK_TTY_OPEN) && open_tty(l) < 0)
+static int enter_cwd(struct husk_launch *l)
+{
+	int r = husk_enter_cwd(l, 0);
+
+	if (r < 0)
 		return -1;
-	if (!l->forks && new_session(l) < 0)
-		return -1;
-	if (husk_set_attrs(l) < 0)
-		return -1;
-	/* Room for the listener's message with the pid put in: no malloc
-	 * (brk, mmap) once the filter is in. */
-	if (p->listener_msg && !(l->listener_buf = malloc(p->listener_len + 16 * HUSK_PLAN_MAX_HOLES)))
-		return husk_launch_errf(l, "linux.seccomp.listenerPath: %s", husk_errtext(errno));
-	if (p->filter && !p->no_new_privs && load_seccomp(l) < 0)
-		return -1;
-	if ((cwd_done = husk_enter_cwd(l, 0)) < 0)
-		return -1;
-	if (husk_set_credentials(l) < 0)
-		return -1;
-	if (!cwd_done && husk_enter_cwd(l, 1) < 0)
-		return -1;
-	if (p->fill_home && husk_fill_home(l) < 0)
-		return -1;
-	if (husk_look_path(l) < 0)
-		return -1;
-	if (p->filter && p->no_new_privs && load_seccomp(l) < 0)
-		return -1;
+	l->cwd_done = r;
 	return 0;
 }
 
-int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid)
+/* Room for the listener's message with the pid put in: no malloc (brk,
+ * mmap) between the filter and the hand-over. */
+static int listener_room(struct husk_launch *l)
+{
+	if (!(l->listener_buf = malloc(l->plan->listener_len + 16 * HUSK_PLAN_MAX_HOLES)))
+		return husk_launch_errf(l, "linux.seccomp.listenerPath: %s", husk_errtext(errno));
+	return 0;
+}
+
+/*
+ * Hands the filter's listener fd, with the message (the pid put in its
+ * holes), to the listener, then closes both: right after the filter, as
+ * runc, before any syscall the filter could give the listener to answer
+ * (which would block the launcher on its own notification).
+ */
+static int hand_over_listener(struct husk_launch *l)
 {
 	const struct husk_plan *p = l->plan;
+	int listener_fd = husk_env_fd(HUSK_ENV_LISTENERFD);
 	char cbuf[CMSG_SPACE(sizeof(int))] = {0}, *msg = l->listener_buf;
 	struct iovec iov;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	size_t len = p->listener_len, sent = 0;
+	size_t len = 0, sent = 0;
 
-	if (!p->listener_msg)
-		return 0;
 	if (l->notify_fd < 0 || listener_fd < 0)
 		return husk_launch_errf(l, "linux.seccomp.listenerPath: the filter made no listener fd to send");
-	len = 0;
 	for (size_t i = 0, from = 0; i <= p->n_listener_holes; i++) {
 		size_t to = i < p->n_listener_holes ? p->listener_holes[i] : p->listener_len;
 
 		memcpy(msg + len, p->listener_msg + from, to - from);
 		len += to - from;
 		if (i < p->n_listener_holes)
-			len += snprintf(msg + len, 16, "%d", (int)pid);
+			len += snprintf(msg + len, 16, "%d", (int)l->pid);
 		from = to;
 	}
 	c->cmsg_level = SOL_SOCKET;
@@ -241,15 +223,142 @@ int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid)
 		mh.msg_control = NULL;
 		mh.msg_controllen = 0;
 	}
+	close(l->notify_fd);
+	l->notify_fd = -1;
+	close(listener_fd);
 	return 0;
 }
 
-int husk_launch_after_fork(struct husk_launch *l)
+static int fork_process(struct husk_launch *l)
 {
-	if (new_session(l) < 0)
-		return -1;
-	if (husk_sched_after_fork(l->plan) && husk_set_scheduler(l) < 0)
-		return -1;
+	return l->fork(l);
+}
+
+/* ---- when each step applies ---- */
+
+static int opens_pty(const struct husk_launch *l)
+{
+	return l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN);
+}
+
+static int is_init(const struct husk_launch *l)
+{
+	return !l->forks;
+}
+
+/*
+ * An exec forks before its scheduler when the scheduler cannot be set
+ * before a fork (husk_sched_after_fork), and before its filter when the
+ * filter has a listener: the listener's message names the process's
+ * pid, known only once forked, and the fd goes to it before anything
+ * else the filter sees. Else it forks last, the whole setup done out of
+ * the container's sight.
+ */
+static int forks_early(const struct husk_launch *l)
+{
+	return l->forks && (l->plan->listener_msg || husk_sched_after_fork(l->plan));
+}
+
+static int forks_late(const struct husk_launch *l)
+{
+	return l->forks && !forks_early(l);
+}
+
+static int has_sched(const struct husk_launch *l)
+{
+	return l->plan->has_sched;
+}
+
+static int has_labels(const struct husk_launch *l)
+{
+	return l->plan->apparmor || l->plan->selinux;
+}
+
+static int has_listener(const struct husk_launch *l)
+{
+	return l->plan->listener_msg != NULL;
+}
+
+static int filter_early(const struct husk_launch *l)
+{
+	return l->plan->filter && !l->plan->no_new_privs;
+}
+
+static int filter_late(const struct husk_launch *l)
+{
+	return l->plan->filter && l->plan->no_new_privs;
+}
+
+static int listener_early(const struct husk_launch *l)
+{
+	return filter_early(l) && has_listener(l);
+}
+
+static int listener_late(const struct husk_launch *l)
+{
+	return filter_late(l) && has_listener(l);
+}
+
+static int cwd_as_user(const struct husk_launch *l)
+{
+	return !l->cwd_done;
+}
+
+static int fills_home(const struct husk_launch *l)
+{
+	return l->plan->fill_home;
+}
+
+/*
+ * The launcher's steps, in order (docs/architecture.md, "One launcher",
+ * states it with runc's; TestStepsMatchDoc checks both and the order's
+ * constraints). A NULL applies: always. The last, exec, is run by
+ * husk_launch_exec, after a container's init waited for start.
+ */
+const struct husk_step husk_steps[] = {
+	{"pty", opens_pty, open_tty},
+	{"session", is_init, new_session},
+	{"attributes", NULL, husk_set_attrs},
+	{"fork", forks_early, fork_process},
+	{"session", forks_early, new_session},
+	{"scheduler", has_sched, husk_set_scheduler},
+	{"labels", has_labels, husk_set_labels},
+	{"listener-room", has_listener, listener_room},
+	{"filter", filter_early, load_seccomp},
+	{"listener", listener_early, hand_over_listener},
+	{"cwd", NULL, enter_cwd},
+	{"credentials", NULL, husk_set_credentials},
+	{"cwd-as-user", cwd_as_user, chdir_as_user},
+	{"home", fills_home, husk_fill_home},
+	{"path", NULL, husk_look_path},
+	{"filter", filter_late, load_seccomp},
+	{"listener", listener_late, hand_over_listener},
+	{"fork", forks_late, fork_process},
+	{"session", forks_late, new_session},
+	{"exec", NULL, husk_launch_exec},
+};
+const size_t husk_n_steps = sizeof(husk_steps) / sizeof(husk_steps[0]);
+
+/*
+ * Runs every step that applies but the last (exec). Each is logged under
+ * --debug before it runs; while a listener fd is not handed over yet,
+ * after (the log's write may be a syscall the filter notifies).
+ */
+int husk_launch_prepare(struct husk_launch *l)
+{
+	for (size_t i = 0; i + 1 < husk_n_steps; i++) {
+		const struct husk_step *s = &husk_steps[i];
+		int quiet = l->notify_fd >= 0;
+
+		if (s->applies && !s->applies(l))
+			continue;
+		if (!quiet)
+			husk_logf("debug", "launcher step %zu: %s%s", i + 1, s->name, l->forked ? " (forked)" : "");
+		if (s->run(l) < 0)
+			return -1;
+		if (quiet)
+			husk_logf("debug", "launcher step %zu: %s (done)%s", i + 1, s->name, l->forked ? " (forked)" : "");
+	}
 	return 0;
 }
 

@@ -63,11 +63,17 @@ void husk_plan_free(struct husk_plan *p);
 /* One launch in progress. */
 struct husk_launch {
 	struct husk_plan *plan;
-	int forks;       /* exec: the launcher forks after prepare */
+	int forks;       /* exec: the launcher forks the process (the fork step) */
+	int forked;      /* exec: 1 in the forked process */
 	int lsm_fd[3];   /* apparmor, selinux attr/exec files, selinux attr/keycreate, or -1 */
 	const char *apparmor_attr; /* the file lsm_fd[0] is: "apparmor/exec" or "exec" */
 	int notify_fd;   /* the filter's listener fd, or -1 */
 	int console_fd;  /* exec with a terminal: the console socket, or -1 */
+	int cwd_done;    /* cwd entered before the credentials */
+	pid_t pid;       /* the process's pid in the runtime's pid namespace */
+	/* exec: forks the process (run.c). Returns 0 in the forked process,
+	 * with pid set; the first process never returns from it. */
+	int (*fork)(struct husk_launch *l);
 	char *listener_buf; /* the listener's message, with the pid */
 	const char *exe; /* the file execve gets: path, or found in PATH */
 	char home[4200]; /* "HOME=..." when filled */
@@ -76,20 +82,26 @@ struct husk_launch {
 };
 
 /*
- * The steps, in order. open: while /proc is still the runtime's (before
- * the exec joins the container's mount namespace), the LSM attribute
- * files. prepare: everything up to execve that may run before a fork
- * (the filter last with noNewPrivileges). listener: send the notify fd
- * and the message (pid: the process's, in the runtime's pid namespace,
- * for the message's hole). after_fork: what must be done by the process
- * itself (exec: the controlling tty, a scheduler that does not survive a
- * fork). exec: execve.
+ * The steps, in order: husk_steps (launch.c), one table, each step with
+ * when it applies and what it runs, logged under --debug as it runs;
+ * docs/architecture.md ("One launcher") states the same order, and
+ * nsenter's tests check the two against each other and the order's
+ * constraints. open runs first, while /proc is still the runtime's
+ * (before the exec joins the container's mount namespace): the LSM
+ * attribute files. prepare runs every step that applies up to execve
+ * (for an exec, the fork among them); exec: execve.
  */
+struct husk_step {
+	const char *name;
+	int (*applies)(const struct husk_launch *l);
+	int (*run)(struct husk_launch *l);
+};
+extern const struct husk_step husk_steps[];
+extern const size_t husk_n_steps;
+
 void husk_launch_init(struct husk_launch *l, struct husk_plan *p, int forks);
 int husk_launch_open(struct husk_launch *l);
 int husk_launch_prepare(struct husk_launch *l);
-int husk_launch_listener(struct husk_launch *l, int listener_fd, pid_t pid);
-int husk_launch_after_fork(struct husk_launch *l);
 int husk_launch_exec(struct husk_launch *l);
 
 /* The steps' own files: each returns 0 or -1 with l->err set. */
@@ -97,8 +109,9 @@ int husk_launch_errf(struct husk_launch *l, const char *fmt, ...) __attribute__(
 const char *husk_errtext(int err);
 int husk_set_affinity(const char *field, const uint64_t *mask, size_t words, char *err, size_t errlen);
 void husk_log_affinity(const char *prefix, const char *why); /* only under --debug */
-int husk_set_attrs(struct husk_launch *l);     /* attrs.c: rlimits .. LSM labels */
+int husk_set_attrs(struct husk_launch *l);     /* attrs.c: rlimits .. final affinity */
 int husk_set_scheduler(struct husk_launch *l); /* attrs.c */
+int husk_set_labels(struct husk_launch *l);    /* attrs.c */
 int husk_sched_after_fork(const struct husk_plan *p);
 int husk_set_credentials(struct husk_launch *l); /* creds.c */
 /* creds.c: capability v's name ("CAP_KILL"), or "cap(v)" in buf. */

@@ -650,26 +650,37 @@ func TestLaunchExec(t *testing.T) {
 		plan.Keyring, plan.AppArmor, plan.SELinux = false, "", ""
 	}
 
-	// Refused after the fork (the forked process sets a SCHED_DEADLINE
-	// scheduler itself, which a process without CAP_SYS_NICE may not):
-	// PID, then ERROR, and the process is gone.
-	// EPERM with a cpuset limit gets runc's words too.
+	// SCHED_DEADLINE, which cannot fork: the launcher forks first, and the
+	// forked process sets it while it still has the privileges, before
+	// the credentials, as runc: a user without CAP_SYS_NICE gets it.
 	plan.Cwd = "/"
-	for _, cpuset := range []bool{false, true} {
-		plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7, Cpuset: cpuset}
-		p = startInit(t, execMessage(t, plan))
-		p.pid = p.recvPid(bootstrap.SyncPid)
-		msg := string(p.recv(bootstrap.SyncError))
-		runcs := strings.HasSuffix(msg, ": operation not permitted: process scheduler can't be used together with AllowedCPUs (linux.resources.cpu.cpus)")
-		if !strings.HasPrefix(msg, "process.scheduler: sched_setattr(policy 6") || runcs != cpuset {
-			t.Errorf("with a cpuset %v: error %q", cpuset, msg)
-		}
-		_ = p.cmd.Wait() // the launcher: then the process is ours to reap
-		if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 127 {
-			t.Errorf("the forked process: %v, status %v, want exit 127", err, ws)
-		}
-		p.pid = 0
+	plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 1e6, Deadline: 1e7, Period: 1e7}
+	plan.Args = []string{"sh", "-c", "exec 1>&2; exec grep -E '^policy ' /proc/self/sched"}
+	p = startInit(t, execMessage(t, plan))
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	p.recv(bootstrap.SyncReady)
+	_ = p.cmd.Wait()
+	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
+		t.Fatalf("SCHED_DEADLINE as uid 65534: %v, status %v (stderr %q)", err, ws, p.stderrText())
 	}
+	p.pid = 0
+	if out := p.stderrText(); !strings.HasPrefix(out, "policy") || !strings.HasSuffix(strings.TrimSpace(out), " 6") {
+		t.Errorf("SCHED_DEADLINE: the process's policy: %q, want 6", out)
+	}
+
+	// Refused after the fork (a runtime over the deadline): PID, then
+	// ERROR, and the process is gone.
+	plan.Sched = &bootstrap.PlanSched{Policy: 6, Runtime: 2e7, Deadline: 1e7, Period: 1e7}
+	p = startInit(t, execMessage(t, plan))
+	p.pid = p.recvPid(bootstrap.SyncPid)
+	if msg := string(p.recv(bootstrap.SyncError)); !strings.HasPrefix(msg, "process.scheduler: sched_setattr(policy 6") {
+		t.Errorf("error %q", msg)
+	}
+	_ = p.cmd.Wait() // the launcher: then the process is ours to reap
+	if _, err := unix.Wait4(p.pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 127 {
+		t.Errorf("the forked process: %v, status %v, want exit 127", err, ws)
+	}
+	p.pid = 0
 }
 
 // hostHasLSM reports whether the kernel runs a major LSM (AppArmor or

@@ -77,68 +77,52 @@ static void __attribute__((noreturn)) exec_failed(struct husk_launch *l, int fif
 	_exit(127);
 }
 
-/* The forked process of an exec: waits for the first process's go, does
- * what only it can (the controlling tty, a scheduler lost by a fork), says
- * so on the status pipe (one NUL byte, or its error) and execs. An execve
- * that fails after that (the PATH lookup checked the file already) is
- * said on its stderr, and it exits 127 as a shell would. */
-static void exec_child(struct husk_launch *l, int gate, int status)
-{
-	char go;
-	ssize_t r;
+/* The pipes between an exec's first process and the forked one: gate
+ * (first → forked: the go, with the forked process's pid), status
+ * (forked → first: one NUL byte once about to execve, or its error). */
+static int exec_gate[2] = {-1, -1}, exec_status[2] = {-1, -1};
 
-	while ((r = read(gate, &go, 1)) < 0 && errno == EINTR)
-		;
-	if (r != 1)
-		_exit(1); /* the first process failed and said why */
-	if (husk_launch_after_fork(l) < 0) {
-		if (write(status, l->err, strlen(l->err)) < 0)
-			_exit(126);
-		_exit(127);
-	}
-	if (write(status, "", 1) != 1)
-		_exit(126);
-	husk_launch_exec(l);
-	exec_failed(l, -1);
-}
-
-void husk_run_exec(struct husk_launch *l)
+/*
+ * The fork step of an exec (launch.c). The forked process waits for the
+ * first's go, which carries its pid in the runtime's pid namespace (for a
+ * listener's message), and returns to run the steps left. The first
+ * process sends PID, waits for the parent's GO (the binary's view is
+ * sealed by then: no exec of it can follow ours), lets the process go,
+ * and sends READY once it is about to execve, or ERROR with its reason;
+ * it never returns.
+ */
+static int exec_fork(struct husk_launch *l)
 {
-	int gate[2], status[2];
 	char why[sizeof(l->err)];
-	uint32_t p;
+	int32_t p;
 	ssize_t n;
 	pid_t pid;
 
-	husk_logf("debug", "launcher: child process in init(): an exec of \"%s\"", l->plan->argv[0]);
-	/* Before the process's rlimits: RLIMIT_NOFILE may leave no room. */
-	must_pipe(gate);
-	must_pipe(status);
-	if (l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN))
-		l->console_fd = husk_env_fd(HUSK_ENV_CONSOLEFD);
-	if (husk_launch_prepare(l) < 0)
-		husk_fail("%s", l->err);
 	husk_mark("ready");
-	husk_logf("debug", "setns_init: about to exec \"%s\": the launcher forks it into the container", l->exe);
+	husk_logf("debug", "setns_init: about to exec \"%s\": the launcher forks it into the container",
+		  l->exe ? l->exe : l->plan->argv[0]);
 	pid = husk_fork();
 	if (pid == 0) {
-		close(gate[1]);
-		close(status[0]);
-		exec_child(l, gate[0], status[1]);
+		close(exec_gate[1]);
+		close(exec_status[0]);
+		while ((n = read(exec_gate[0], &p, sizeof(p))) < 0 && errno == EINTR)
+			;
+		if (n != sizeof(p))
+			_exit(1); /* the first process failed and said why */
+		close(exec_gate[0]);
+		l->forked = 1;
+		l->pid = p;
+		return 0;
 	}
-	close(gate[0]);
-	close(status[1]);
+	close(exec_gate[0]);
+	close(exec_status[1]);
 	p = pid;
 	if (husk_send_frame(HUSK_SYNC_PID, &p, sizeof(p)) < 0)
 		_exit(1); /* the parent is gone; the child sees EOF and exits */
-	if (husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), pid) < 0)
-		husk_fail("%s", l->err);
-	/* The parent has sealed the binary's view by now (it was told at
-	 * HELLO, long before): no exec of it can follow ours. */
 	husk_expect(HUSK_SYNC_GO);
-	if (write(gate[1], "g", 1) != 1)
+	if (write(exec_gate[1], &p, sizeof(p)) != sizeof(p))
 		husk_fail("nsexec: let the process go: %s", strerror(errno));
-	while ((n = read(status[0], why, sizeof(why) - 1)) < 0 && errno == EINTR)
+	while ((n = read(exec_status[0], why, sizeof(why) - 1)) < 0 && errno == EINTR)
 		;
 	if (n <= 0)
 		husk_fail("nsexec: the process ended before its execve");
@@ -150,6 +134,35 @@ void husk_run_exec(struct husk_launch *l)
 	if (husk_send_frame(HUSK_SYNC_READY, NULL, 0) < 0)
 		_exit(1);
 	_exit(0);
+}
+
+/*
+ * An exec: the steps (launch.c) in nsexec's first process, up to the
+ * fork; the rest in the forked process, which says so on the status pipe
+ * (one NUL byte, or its error) and execs. An execve that fails after
+ * that (the PATH lookup checked the file already) is said on its
+ * stderr, and it exits 127 as a shell would.
+ */
+void husk_run_exec(struct husk_launch *l)
+{
+	husk_logf("debug", "launcher: child process in init(): an exec of \"%s\"", l->plan->argv[0]);
+	/* Before the process's rlimits: RLIMIT_NOFILE may leave no room. */
+	must_pipe(exec_gate);
+	must_pipe(exec_status);
+	if (l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN))
+		l->console_fd = husk_env_fd(HUSK_ENV_CONSOLEFD);
+	l->fork = exec_fork;
+	if (husk_launch_prepare(l) < 0) {
+		if (!l->forked)
+			husk_fail("%s", l->err);
+		if (write(exec_status[1], l->err, strlen(l->err)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	if (write(exec_status[1], "", 1) != 1)
+		_exit(126);
+	husk_launch_exec(l);
+	exec_failed(l, -1);
 }
 
 /* ---- a container's init ----------------------------------------------- */
@@ -393,7 +406,8 @@ void husk_run_init(struct husk_launch *l)
 		husk_fail("%s", l->err);
 	husk_mark("handover");
 	die_on_term_signals();
-	if (husk_launch_prepare(l) < 0 || husk_launch_listener(l, husk_env_fd(HUSK_ENV_LISTENERFD), self) < 0)
+	l->pid = self;
+	if (husk_launch_prepare(l) < 0)
 		husk_fail("%s", l->err);
 	husk_mark("ready");
 	/* The last log line: after READY the parent may be gone. */

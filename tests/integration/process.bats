@@ -363,3 +363,23 @@ err-reopen
 	run -0 husk delete "$id"
 	assert_no_container "$id"
 }
+
+# Issue 36 item 3: the scheduler is set before the capabilities drop, as
+# runc sets it; a SCHED_DEADLINE exec forks first (such a task cannot).
+@test "process.scheduler: an exec as a user without CAP_SYS_NICE gets SCHED_DEADLINE, set before the capabilities drop" {
+	local id
+	id="$(new_id)"
+	set_args sleep 1000
+	run_bg "$id"
+	# One process: a SCHED_DEADLINE task cannot fork.
+	jq -n '{args: ["grep", "-hE", "^policy |^Uid:", "/proc/self/sched", "/proc/self/status"], cwd: "/",
+		user: {uid: 1000, gid: 1000}, capabilities: {},
+		scheduler: {policy: "SCHED_DEADLINE", runtime: 42000, deadline: 1000000, period: 1000000}}' \
+		>"$TEST_DIR/proc.json"
+	run --separate-stderr husk exec --process "$TEST_DIR/proc.json" "$id"
+	[ "$status" = 0 ] || fail "exec: exit $status: $stderr"
+	[[ "$output" =~ ^policy[[:space:]]+:[[:space:]]+6 ]] || fail "policy: $output"
+	[[ "$output" =~ Uid:[[:space:]]+1000[[:space:]] ]] || fail "uid: $output"
+	run -0 husk delete --force "$id"
+	assert_no_container "$id"
+}
