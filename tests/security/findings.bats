@@ -322,7 +322,7 @@ ran_out() {
 # socket, the process it forked) wrote: the forgery is dropped with a
 # warning and the exec runs.
 @test "finding 4: a container process with CAP_SYS_PTRACE that takes an exec's init and log sockets (pidfd_getfd) forges no ERROR frame nor log line, and the exec runs" {
-	local id listener sock inode HUSK_TIMEOUT=60
+	local id listener sock inode held HUSK_TIMEOUT=60
 	listener="$(build_tool seccomp-listener)" || fail "cannot build seccomp-listener"
 	cp "$(static_tool fd-thief)" "$BUNDLE/rootfs/fd-thief" || fail "cannot build fd-thief"
 	sock="$TEST_DIR/listener.sock"
@@ -343,7 +343,8 @@ ran_out() {
 	[ -s "$TEST_DIR/state-init.json" ] || fail "the container's listener got no fd"
 	inode="$(stat -c %i "$sock")"
 	"$listener" -state "$TEST_DIR/state-exec.json" -hold "$BUNDLE/rootfs/release" "$sock" 3>&- &
-	track_bg $!
+	held=$!
+	track_bg "$held"
 	for _ in $(seq 100); do [ -S "$sock" ] && [ "$(stat -c %i "$sock")" != "$inode" ] && break; sleep 0.05; done
 
 	run_files husk exec "$id" echo "the exec ran"
@@ -357,5 +358,16 @@ ran_out() {
 	[[ "$output" != *"$MARKER"* ]] || fail "the forgery reached husk exec's output: $output"
 	[ "$status" -eq 0 ] || fail "the exec failed: $output"
 	assert_contains "$output" "the exec ran" "dropped"
+	# Without a thief, nothing of the launcher's or its process's (their
+	# debug lines included) is dropped. The exec's listener ends with the
+	# exec (and unlinks its socket): a new one for this exec.
+	wait "$held" || true
+	"$listener" -state "$TEST_DIR/state-plain.json" "$sock" 3>&- &
+	track_bg $!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	run_files husk --debug exec "$id" echo "a plain exec"
+	[ "$status" -eq 0 ] || fail "a plain exec failed: $output"
+	assert_contains "$output" "a plain exec" "init: nsexec:"
+	[[ "$output" != *dropped* ]] || fail "a plain exec dropped a writer's bytes: $output"
 	husk delete --force "$id"
 }
