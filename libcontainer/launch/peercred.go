@@ -74,8 +74,13 @@ func (p *peers) known(pid int) bool {
 // has reports whether pid is a writer, waiting for the set to settle
 // when it is not known yet.
 func (p *peers) has(pid int) bool {
-	if p == nil || p.known(pid) {
-		return p == nil || pid > 0
+	switch {
+	case p == nil:
+		return true
+	case pid <= 0: // no credentials
+		return false
+	case p.known(pid):
+		return true
 	}
 	<-p.settled
 	return p.known(pid)
