@@ -34,9 +34,9 @@ type Steps interface {
 	// exec reports an exec (husk init's type, and how its death is read).
 	exec() bool
 	// atHello runs once nsexec said HELLO and the binary's view is sealed.
-	atHello(sock *os.File)
+	atHello(sock *credReader)
 	// afterPid runs the rest of the protocol with the process pid.
-	afterPid(sock *os.File, pid int) error
+	afterPid(sock *credReader, pid int) error
 }
 
 // CreateSteps are a create's: CONFIG for Go init, the cgroup limits and
@@ -54,10 +54,10 @@ type CreateSteps struct {
 	AskHooks bool
 }
 
-func (CreateSteps) exec() bool            { return false }
-func (CreateSteps) atHello(sock *os.File) {}
+func (CreateSteps) exec() bool               { return false }
+func (CreateSteps) atHello(sock *credReader) {}
 
-func (s CreateSteps) afterPid(sock *os.File, pid int) error {
+func (s CreateSteps) afterPid(sock *credReader, pid int) error {
 	atMount := func() error {
 		if err := s.Limits(); err != nil {
 			return err
@@ -85,9 +85,9 @@ func (ExecSteps) exec() bool { return true }
 
 // atHello sends GO blind: a launcher that failed before has said why in
 // an ERROR frame, which runNsexec reads next.
-func (ExecSteps) atHello(sock *os.File) { _ = bootstrap.Send(sock, bootstrap.SyncGo, nil) }
+func (ExecSteps) atHello(sock *credReader) { _ = bootstrap.Send(sock, bootstrap.SyncGo, nil) }
 
-func (s ExecSteps) afterPid(sock *os.File, pid int) error {
+func (s ExecSteps) afterPid(sock *credReader, pid int) error {
 	return awaitReady(sock, s.Config, pid, nil)
 }
 

@@ -70,7 +70,7 @@ func converseWith(t *testing.T, r *Request, child int, born bool, script func(*p
 		err error
 	}
 	res := run(p, script, func() result {
-		pid, err := r.converse(sock, child, born, msg, func() error { sealed = true; return nil })
+		pid, err := r.converse(sock, child, born, msg, func() error { sealed = true; return nil }, nil)
 		return result{pid, err}
 	})
 	return res.pid, res.err, sealed
@@ -231,7 +231,7 @@ func TestMovedInDriverFails(t *testing.T) {
 	r := &Request{Config: testConfig(), Steps: ExecSteps{testConfig()}, Msg: &bootstrap.Message{},
 		Cgroups: movedIn(func(int) error { return joinErr })}
 	sock, p := handshakePair(t)
-	_, err := r.converse(sock, 7, false, nil, func() error { t.Error("sealed"); return nil })
+	_, err := r.converse(sock, 7, false, nil, func() error { t.Error("sealed"); return nil }, nil)
 	if !errors.Is(err, joinErr) {
 		t.Errorf("error %v, want %v", err, joinErr)
 	}

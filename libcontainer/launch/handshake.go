@@ -16,7 +16,7 @@ import (
 )
 
 // awaitHello waits for nsexec's first frame (step 0).
-func awaitHello(sock *os.File) error {
+func awaitHello(sock *credReader) error {
 	t, payload, err := bootstrap.Recv(sock)
 	switch {
 	case err != nil:
@@ -30,7 +30,7 @@ func awaitHello(sock *os.File) error {
 }
 
 // sendBootstrap sends the encoded bootstrap message (step 1).
-func sendBootstrap(sock *os.File, msg []byte) error {
+func sendBootstrap(sock *credReader, msg []byte) error {
 	if _, err := sock.Write(msg); err != nil {
 		return initGone("nsexec", fmt.Errorf("send bootstrap message: %w", err))
 	}
@@ -41,7 +41,7 @@ func sendBootstrap(sock *os.File, msg []byte) error {
 // reports the pid of the forked init or process (steps 2-4 of the
 // protocol table in package bootstrap). Every error is the one the user
 // reads: nsexec's own text, or what the parent saw go wrong.
-func runNsexec(sock *os.File, maps IDMapper) (int, error) {
+func runNsexec(sock *credReader, maps IDMapper) (int, error) {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {
@@ -99,7 +99,7 @@ func unexpected(stage string, t bootstrap.SyncType) error {
 // waits for READY, running the create hooks and opening mount sources
 // (mountsource.go) when init asks for them on the way (steps 5-6 of the
 // protocol table).
-func configureInit(sock *os.File, cfg *configs.Config, flags bootstrap.ConfigFlags, pid int, atHooks func() error) error {
+func configureInit(sock *credReader, cfg *configs.Config, flags bootstrap.ConfigFlags, pid int, atHooks func() error) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
@@ -115,7 +115,7 @@ func configureInit(sock *os.File, cfg *configs.Config, flags bootstrap.ConfigFla
 // nsexec's first process sends READY or ERROR). With atHooks, init was
 // asked to stop at CREATE_HOOKS (bootstrap.ConfigAskHooks): atHooks runs
 // then, and a READY without it is an error.
-func awaitReady(sock *os.File, cfg *configs.Config, pid int, atHooks func() error) error {
+func awaitReady(sock *credReader, cfg *configs.Config, pid int, atHooks func() error) error {
 	for {
 		t, payload, err := bootstrap.Recv(sock)
 		if err != nil {

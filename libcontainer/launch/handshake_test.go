@@ -26,7 +26,7 @@ type peer struct {
 }
 
 // handshakePair is a connected parent socket and a peer on its other end.
-func handshakePair(t *testing.T) (*os.File, *peer) {
+func handshakePair(t *testing.T) (*credReader, *peer) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -37,10 +37,13 @@ func handshakePair(t *testing.T) (*os.File, *peer) {
 	if err := unix.SetNonblock(fds[1], true); err != nil {
 		t.Fatal(err)
 	}
+	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		t.Fatal(err)
+	}
 	parent := os.NewFile(uintptr(fds[0]), "parent")
 	p := &peer{t: t, f: os.NewFile(uintptr(fds[1]), "peer")}
 	t.Cleanup(func() { parent.Close(); p.f.Close() })
-	return parent, p
+	return &credReader{File: parent, what: "init socket"}, p
 }
 
 // run runs script as the peer while fn talks to it, and returns fn's
@@ -118,7 +121,7 @@ func newUserns(t *testing.T) int {
 
 // sendAndRunNsexec is the parent's steps 1-4: the message, then nsexec's
 // answers.
-func sendAndRunNsexec(sock *os.File, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
+func sendAndRunNsexec(sock *credReader, msg *bootstrap.Message, maps *rootless.MapWriter) (int, error) {
 	b, err := msg.Encode()
 	if err != nil {
 		return 0, err

@@ -17,9 +17,9 @@ import (
 // source for init, with the runtime's credentials, from inside init's mount
 // namespace (so a source under an earlier mount of the container sees
 // it), and passes the fd over sock. The parent's copy is closed once sent.
-func answerMountSource(sock *os.File, pid int, cfg *configs.Config, payload []byte) error {
+func answerMountSource(sock *credReader, pid int, cfg *configs.Config, payload []byte) error {
 	fd, err := openMountSource(pid, cfg, payload)
-	serr := bootstrap.SendMountFd(sock, fd, err)
+	serr := bootstrap.SendMountFd(sock.File, fd, err)
 	if fd >= 0 {
 		unix.Close(fd)
 	}

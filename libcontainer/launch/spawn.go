@@ -58,17 +58,15 @@ func Start(r *Request) (int, error) {
 		return 0, err
 	}
 	defer extras.close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	sock, child, err := credSocket("init")
 	if err != nil {
-		return 0, fmt.Errorf("init socketpair: %w", err)
+		return 0, err
 	}
-	sock := os.NewFile(uintptr(fds[0]), "init-parent")
-	child := os.NewFile(uintptr(fds[1]), "init-child")
 	defer sock.Close()
-	logR, logW, err := os.Pipe()
+	logR, logW, err := credSocket("log")
 	if err != nil {
 		child.Close()
-		return 0, fmt.Errorf("log pipe: %w", err)
+		return 0, err
 	}
 	own := []*os.File{child, logW}
 	if r.FifoPath != "" {
@@ -112,10 +110,19 @@ func Start(r *Request) (int, error) {
 		}
 		return 0, fmt.Errorf("start husk init: %w", err)
 	}
+	// An exec's writers are its launcher, and on the log socket the
+	// process it forks (known at PID); a container's init is not checked
+	// (see docs/architecture.md).
+	var initPeers, logPeers *peers
+	if exec {
+		initPeers, logPeers = newPeers(cmd.pid), newPeers(cmd.pid)
+		initPeers.settle()
+		defer logPeers.settle()
+	}
 	forwarding.Add(1) // before the goroutine runs: Wait may come first
-	go forwardLogs(logR)
+	go forwardLogs(&credReader{File: logR, what: "husk init's log", peers: logPeers})
 	trace.Mark("spawn")
-	pid, err := r.converse(sock, cmd.pid, born, msg, view.seal)
+	pid, err := r.converse(&credReader{File: sock, what: "init socket", peers: initPeers}, cmd.pid, born, msg, view.seal, logPeers)
 	var gone *errGone
 	if err != nil && pid == 0 && !errors.As(err, &gone) {
 		// nsexec may be blocked waiting for an answer that will not come.
@@ -134,7 +141,7 @@ func Start(r *Request) (int, error) {
 // converse runs the protocol with the started init (child): into the
 // cgroups, the bootstrap message and the PLAN, HELLO (the binary's view
 // is sealed then), nsexec's steps up to PID, then the driver's steps.
-func (r *Request) converse(sock *os.File, child int, born bool, msg []byte, seal func() error) (int, error) {
+func (r *Request) converse(sock *credReader, child int, born bool, msg []byte, seal func() error, logs *peers) (int, error) {
 	// Into the cgroups before the bootstrap message: nsexec waits for it,
 	// so every process it forks, and the cgroup namespace it makes, start
 	// inside the container's cgroups (born in them, nsexec's first step
@@ -167,6 +174,10 @@ func (r *Request) converse(sock *os.File, child int, born bool, msg []byte, seal
 	if err != nil {
 		return pid, err
 	}
+	if logs != nil { // an exec's process logs its failed execve
+		logs.allow(pid)
+		logs.settle()
+	}
 	return pid, r.Steps.afterPid(sock, pid)
 }
 
@@ -184,7 +195,7 @@ func (r *Request) addListener() error {
 }
 
 // sendPlan sends the PLAN frame.
-func sendPlan(sock *os.File, plan *bootstrap.Plan) error {
+func sendPlan(sock *credReader, plan *bootstrap.Plan) error {
 	b, err := plan.Encode()
 	if err != nil {
 		return err

@@ -310,3 +310,64 @@ ran_out() {
 	assert_contains "$output" "exec.fifo"
 	assert_no_container "$id"
 }
+
+# Finding 4: an exec's forked process holds copies of the init socket and
+# the log socket until its execve. A seccomp listener holds it in setsid
+# (only an exec's process calls it under the filter: the container's pid
+# 1 did before loading it) while the container's pid 1, fd-thief with
+# CAP_SYS_PTRACE (and CAP_SYS_ADMIN), takes both with pidfd_getfd and
+# writes a forged ERROR frame and log line, and a frame claiming the
+# launcher's pid in its credentials (the kernel refuses: not a pid of the
+# container's pid namespace). husk reads only what its launcher (and, on the log
+# socket, the process it forked) wrote: the forgery is dropped with a
+# warning and the exec runs.
+@test "finding 4: a container process with CAP_SYS_PTRACE that takes an exec's init and log sockets (pidfd_getfd) forges no ERROR frame nor log line, and the exec runs" {
+	local id listener sock inode held HUSK_TIMEOUT=60
+	listener="$(build_tool seccomp-listener)" || fail "cannot build seccomp-listener"
+	cp "$(static_tool fd-thief)" "$BUNDLE/rootfs/fd-thief" || fail "cannot build fd-thief"
+	sock="$TEST_DIR/listener.sock"
+	# The container's listener answers everything (nothing is notified
+	# for its pid 1); the exec's, started once it is up, holds.
+	"$listener" -state "$TEST_DIR/state-init.json" "$sock" 3>&- &
+	track_bg $!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	update_config --arg l "$sock" '.process.noNewPrivileges = true
+		| .process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE", "CAP_SYS_ADMIN"])
+		| .root.readonly = false
+		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
+			syscalls: [{names: ["setsid"], action: "SCMP_ACT_NOTIFY"}]}'
+	set_args /fd-thief -held /release.held -release /release -text "$MARKER"
+	id="$(new_id)"
+	run_bg "$id"
+	for _ in $(seq 100); do [ -s "$TEST_DIR/state-init.json" ] && break; sleep 0.05; done
+	[ -s "$TEST_DIR/state-init.json" ] || fail "the container's listener got no fd"
+	inode="$(stat -c %i "$sock")"
+	"$listener" -state "$TEST_DIR/state-exec.json" -hold "$BUNDLE/rootfs/release" "$sock" 3>&- &
+	held=$!
+	track_bg "$held"
+	for _ in $(seq 100); do [ -S "$sock" ] && [ "$(stat -c %i "$sock")" != "$inode" ] && break; sleep 0.05; done
+
+	run_files husk exec "$id" echo "the exec ran"
+	echo "husk exec: $status $output"
+	echo "fd-thief: $(cat "$TEST_DIR/$id.out")"
+	grep -q "^forged on pid" "$TEST_DIR/$id.out" || fail "the attack did not run: $(cat "$TEST_DIR/$id.out")"
+	# The launcher is in the runtime's pid namespace: its pid cannot be
+	# claimed from the container's, even with CAP_SYS_ADMIN.
+	grep -q "^claim of pid [0-9]* refused: no such process" "$TEST_DIR/$id.out" ||
+		fail "the launcher's pid was claimed: $(cat "$TEST_DIR/$id.out")"
+	[[ "$output" != *"$MARKER"* ]] || fail "the forgery reached husk exec's output: $output"
+	[ "$status" -eq 0 ] || fail "the exec failed: $output"
+	assert_contains "$output" "the exec ran" "dropped"
+	# Without a thief, nothing of the launcher's or its process's (their
+	# debug lines included) is dropped. The exec's listener ends with the
+	# exec (and unlinks its socket): a new one for this exec.
+	wait "$held" || true
+	"$listener" -state "$TEST_DIR/state-plain.json" "$sock" 3>&- &
+	track_bg $!
+	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+	run_files husk --debug exec "$id" echo "a plain exec"
+	[ "$status" -eq 0 ] || fail "a plain exec failed: $output"
+	assert_contains "$output" "a plain exec" "init: nsexec:"
+	[[ "$output" != *dropped* ]] || fail "a plain exec dropped a writer's bytes: $output"
+	husk delete --force "$id"
+}

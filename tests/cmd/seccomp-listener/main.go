@@ -5,9 +5,12 @@
 // container is gone.
 //
 // With -delay D it holds the first notified syscall for D, so a test can
-// see what happens while a process is stopped in it.
+// see what happens while a process is stopped in it. With -hold FILE it
+// holds the first one until FILE exists, and creates FILE.held once it
+// holds it, with the parent pid of the held process (its launcher, for
+// an exec's) in it.
 //
-//	seccomp-listener -state FILE [-errno N] [-delay D] SOCKET
+//	seccomp-listener -state FILE [-errno N] [-delay D] [-hold FILE] SOCKET
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -28,6 +32,7 @@ func main() {
 	statePath := flag.String("state", "", "file to write the received state to")
 	errno := flag.Int("errno", 0, "errno to answer notified syscalls with (0: continue)")
 	delay := flag.Duration("delay", 0, "wait this long before answering the first notified syscall")
+	flag.StringVar(&hold, "hold", "", "hold the first notified syscall until this file exists")
 	flag.Parse()
 	if flag.NArg() != 1 || *statePath == "" {
 		fmt.Fprintln(os.Stderr, "usage: seccomp-listener -state FILE [-errno N] SOCKET")
@@ -65,12 +70,41 @@ func run(path, statePath string, errno int32, delay time.Duration) error {
 		}
 		time.Sleep(delay)
 		delay = 0
+		holdFirst(req.Pid)
 		resp := &libseccomp.ScmpNotifResp{ID: req.ID, Error: errno}
 		if errno == 0 {
 			resp.Flags = libseccomp.NotifRespFlagContinue
 		}
 		libseccomp.NotifRespond(libseccomp.ScmpFd(fd), resp)
 	}
+}
+
+// hold is -hold: emptied once the first syscall was held.
+var hold string
+
+func holdFirst(pid uint32) {
+	if hold == "" {
+		return
+	}
+	os.WriteFile(hold+".held", []byte(parentOf(pid)), 0o644)
+	for {
+		if _, err := os.Stat(hold); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hold = ""
+}
+
+// parentOf is the PPid line's value in /proc/PID/status ("" if gone).
+func parentOf(pid uint32) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // receive reads the state JSON and the notify fd sent with it.
