@@ -49,16 +49,9 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	// Under a service manager's NOTIFY_SOCKET the container gets husk's
-	// relay socket instead (libcontainer/notify), mounted as a bind of the
-	// bundle's would be.
-	var withNotify func(*specs.Spec)
-	if notify.HostSocket() != "" {
-		root, err := filepath.Abs(cmd.Root().String("root"))
-		if err != nil {
-			return nil, nil, fmt.Errorf("--root: %w", err)
-		}
-		withNotify = func(s *specs.Spec) { notify.AddToSpec(s, filepath.Join(root, id)) }
+	withNotify, err := notifyEdit(cmd, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	bundle, spec, cfg, err := loadEditedBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:   cmd.Bool("no-pivot"),
@@ -111,4 +104,19 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 		return nil, nil, err
 	}
 	return c, tty, nil
+}
+
+// notifyEdit is the spec edit of a container made (create, run) or
+// restored under a service manager's NOTIFY_SOCKET: it gets husk's relay
+// socket instead (libcontainer/notify), mounted as a bind of the
+// bundle's would be. nil without NOTIFY_SOCKET.
+func notifyEdit(cmd *cli.Command, id string) (func(*specs.Spec), error) {
+	if notify.HostSocket() == "" {
+		return nil, nil
+	}
+	root, err := filepath.Abs(cmd.Root().String("root"))
+	if err != nil {
+		return nil, fmt.Errorf("--root: %w", err)
+	}
+	return func(s *specs.Spec) { notify.AddToSpec(s, filepath.Join(root, id)) }, nil
 }

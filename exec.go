@@ -87,11 +87,6 @@ func execAction(cmd *cli.Command) error {
 	if err := configs.CheckProcessLabels(p); err != nil {
 		return err
 	}
-	if cfg := c.State.Config; cfg != nil {
-		if err := configs.CheckTerminal(cfg, p); err != nil {
-			return err
-		}
-	}
 	p.Env = append(p.Env, extraEnv...)
 	// Like runc, --process is the whole process: the flags that shape
 	// one (--cap among them) apply only without it.

@@ -36,10 +36,18 @@ var restoreCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
+		// As runc: the restored container has the relay's bind at
+		// /run/notify again (CRIU restores it as an external mount, from
+		// the new state dir), and nothing is relayed: its process said
+		// READY before the checkpoint.
+		withNotify, err := notifyEdit(cmd, id)
+		if err != nil {
+			return err
+		}
+		bundle, spec, cfg, err := loadEditedBundle(cmd.String("bundle"), specconv.Options{
 			NoPivotRoot:   cmd.Bool("no-pivot"),
 			SystemdCgroup: cmd.Root().Bool("systemd-cgroup"),
-		})
+		}, withNotify)
 		if err != nil {
 			return err
 		}
@@ -63,6 +71,7 @@ var restoreCommand = &cli.Command{
 			PidFile: cmd.String("pid-file"), ConsoleSocket: socket,
 			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 			CNI: cniOptions(cmd), Rootless: rl, Criu: o, NoSubreaper: cmd.Bool("no-subreaper"),
+			Notify: withNotify != nil,
 		})
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/criu"
+	"github.com/husk-runtime/husk/libcontainer/notify"
 	"github.com/husk-runtime/husk/libcontainer/proc"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/sirupsen/logrus"
@@ -37,6 +38,9 @@ type RestoreOpts struct {
 	Rootless              Rootless
 	Criu                  *criu.Options
 	NoSubreaper           bool
+	// Notify: the config binds the state dir's notify directory (package
+	// notify), made here before CRIU restores the mounts.
+	Notify bool
 }
 
 // Restore makes container o.ID again from CRIU's images in
@@ -149,6 +153,11 @@ func readSmall(path string, max int64) ([]byte, error) {
 }
 
 func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, fds []string) error {
+	if o.Notify {
+		if err := notify.MakeDir(c.dir); err != nil {
+			return err
+		}
+	}
 	cfg, err := c.attachNetwork(o.Config, network, o.CNI)
 	if err != nil {
 		return err

@@ -35,16 +35,6 @@ func Validate(c *Config) error {
 	return checkSecurity(c)
 }
 
-// CheckTerminal refuses a terminal for an exec'd process p of container c
-// when c has no mount namespace of its own. (The container's own process
-// gets a pty of the host's /dev/ptmx then, and no /dev/console: Go init.)
-func CheckTerminal(c *Config, p *Process) error {
-	if _, ok := c.Namespace(NEWNS); !ok && p.Terminal {
-		return fmt.Errorf("process.terminal: needs a mount namespace of the container's own (linux.namespaces): its /dev/console is a mount, which would land on the host's tree")
-	}
-	return nil
-}
-
 // checkNsPath opens a namespace path and asks the kernel its type.
 func checkNsPath(ns Namespace) error {
 	fd, err := unix.Open(ns.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0)

@@ -2,9 +2,9 @@
 # The LSM fields (process.apparmorProfile, process.selinuxLabel,
 # linux.mountLabel, exec's --apparmor, --process-label and --process) on a
 # host without AppArmor and SELinux: each refused naming the field and the
-# value, with nothing left. A malformed SELinux label is refused on any
-# host, before SELinux is asked. What the LSMs do with them is proven in
-# the VM lane's LSM guests.
+# value, with nothing left (state dir, cgroup, mounts, exec'd process). A
+# malformed SELinux label is refused on any host, before SELinux is asked.
+# What the LSMs do with them is proven in the VM lane's LSM guests.
 
 load helpers
 
@@ -16,29 +16,43 @@ no_selinux() {
 	[ ! -e /sys/fs/selinux/enforce ] || skip "this host has SELinux"
 }
 
+# refused MSG...: create fails naming MSG and leaves nothing: no state dir
+# (create_fails_with), no cgroup (the config's cgroupsPath is named for
+# this call, so a leak cannot be another test's) and no mount of the
+# bundle's on the host.
+refused() {
+	local cg
+	cg="lsm-$(new_id)"
+	update_config --arg p "/$cg" '.linux.cgroupsPath = $p'
+	create_fails_with "$@"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 3 -name "$cg" 2>/dev/null)" ] ||
+		fail "cgroups left: $(find /sys/fs/cgroup -maxdepth 3 -name "$cg")"
+	! grep -F "$BUNDLE" /proc/self/mountinfo || fail "mounts left on the host"
+}
+
 @test "lsm: process.apparmorProfile refused on a host without AppArmor" {
 	no_apparmor
 	update_config '.process.apparmorProfile = "husk-test"'
-	create_fails_with 'process.apparmorProfile: "husk-test": AppArmor is not enabled on this host'
+	refused 'process.apparmorProfile: "husk-test": AppArmor is not enabled on this host'
 }
 
 @test "lsm: process.selinuxLabel refused on a host without SELinux, in runc's words" {
 	no_selinux
 	update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0:c1,c2"'
-	create_fails_with 'process.selinuxLabel: "system_u:system_r:container_t:s0:c1,c2": selinux label is specified in config, but selinux is disabled or not supported'
+	refused 'process.selinuxLabel: "system_u:system_r:container_t:s0:c1,c2": selinux label is specified in config, but selinux is disabled or not supported'
 }
 
 @test "lsm: linux.mountLabel refused on a host without SELinux" {
 	no_selinux
 	update_config '.linux.mountLabel = "system_u:object_r:container_file_t:s0:c1,c2"'
-	create_fails_with 'linux.mountLabel: "system_u:object_r:container_file_t:s0:c1,c2": selinux label is specified in config, but selinux is disabled or not supported'
+	refused 'linux.mountLabel: "system_u:object_r:container_file_t:s0:c1,c2": selinux label is specified in config, but selinux is disabled or not supported'
 }
 
 @test "lsm: malformed SELinux labels and MCS ranges are refused naming the field and the value" {
 	local field label want
 	while IFS='|' read -r field label want; do
 		update_config "del(.process.selinuxLabel) | del(.linux.mountLabel) | .$field = \"$label\""
-		create_fails_with "$field: \"$label\": malformed SELinux label" "$want"
+		refused "$field: \"$label\": malformed SELinux label" "$want"
 	done <<-'EOF2'
 		process.selinuxLabel|container_t|want user:role:type[:level]
 		process.selinuxLabel|system_u::container_t:s0|empty role

@@ -88,3 +88,18 @@ wait_host_got() {
 	run -0 env -u NOTIFY_SOCKET "$HUSK_BIN" --root "$HUSK_ROOT" run --bundle "$BUNDLE" "$id" </dev/null 3>&-
 	[ "$output" = "env=none" ] || fail "$output"
 }
+
+@test "notify: a restore under NOTIFY_SOCKET that CRIU fails leaves no state dir (its notify directory included), cgroup or mount" {
+	command -v criu >/dev/null || skip "no criu binary"
+	local id
+	id="$(new_id)"
+	mkdir "$TEST_DIR/bad"
+	echo '["/dev/null","/dev/null","/dev/null"]' >"$TEST_DIR/bad/descriptors.json"
+	echo garbage >"$TEST_DIR/bad/inventory.img"
+	run ! --separate-stderr env NOTIFY_SOCKET="$HOST_SOCK" "$HUSK_BIN" --root "$HUSK_ROOT" restore -d --bundle "$BUNDLE" --image-path "$TEST_DIR/bad" "$id" </dev/null 3>&-
+	assert_contains "$stderr" "restore container $id" "criu"
+	assert_no_container "$id"
+	! grep -q -e criu-root -e "$HUSK_ROOT/$id" /proc/self/mountinfo || fail "mounts left: $(grep -e criu-root -e "$HUSK_ROOT/$id" /proc/self/mountinfo)"
+	[ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2>/dev/null)" ] || fail "cgroups left: $(find /sys/fs/cgroup -maxdepth 5 -name "*$id*")"
+	[ -z "$(host_got)" ] || fail "the host got '$(host_got)'"
+}

@@ -334,14 +334,6 @@ propagation_word() {
 	! grep -F "$BUNDLE" /proc/self/mountinfo || fail "a terminal without a mount namespace left mounts"
 	husk delete --force "$id"
 	assert_no_container "$id"
-	# An exec'd process gets none (its pty would be made in the host's
-	# /dev by a launcher chrooted in the rootfs).
-	update_config '.process.terminal = false'
-	set_args sleep 1000
-	run_bg "$id"
-	run -255 --separate-stderr husk exec -t --console-socket "$SOCK" "$id" true
-	assert_contains "$stderr" "process.terminal" "needs a mount namespace"
-	husk delete --force "$id"
 }
 
 @test "linux.namespaces: maskedPaths without a mount namespace are refused" {

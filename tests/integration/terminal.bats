@@ -16,6 +16,13 @@ setup() {
 run_tty() {
 	create_bg "$1" --console-socket "$SOCK" || return 1
 	husk start "$1" 3>&- || return 1
+	wait_recvtty
+}
+
+# wait_recvtty: recvtty ends once no fd of the pty's slave is open
+# anywhere (its read of the master then fails); TTY_OUT is what it got,
+# \r dropped.
+wait_recvtty() {
 	local i
 	for ((i = 0; i < 200; i++)); do
 		kill -0 "$RECVTTY_PID" 2>/dev/null || break
@@ -23,6 +30,18 @@ run_tty() {
 	done
 	! kill -0 "$RECVTTY_PID" 2>/dev/null || fail "recvtty still runs: the terminal was not closed"
 	TTY_OUT="$(tr -d '\r' <"$TEST_DIR/tty.out")"
+}
+
+# no_mount_ns: the bundle without a mount namespace of its own (and
+# without what husk refuses or ignores there).
+no_mount_ns() {
+	del_ns mount
+	update_config '.mounts = [] | .linux.maskedPaths = [] | .linux.readonlyPaths = [] | .root.readonly = false'
+}
+
+# assert_no_bundle_mounts: nothing of the bundle is mounted on the host.
+assert_no_bundle_mounts() {
+	! grep -F "$BUNDLE" /proc/self/mountinfo || fail "mounts left on the host's tree"
 }
 
 @test "terminal: a container prints through the pty to the console socket" {
@@ -221,4 +240,74 @@ run_tty() {
 	[ "${lines[0]}" = console-is-pty ] && [ "${lines[1]}" = links-and-nodes ] && [ "${lines[2]}" = ro ] ||
 		fail "output: $TTY_OUT"
 	[[ ",${lines[3]}," == *,ro,* ]] || fail "/dev's options: ${lines[3]}"
+}
+
+# Without a mount namespace of its own the container shares the host's
+# /dev: its pty is one of the host's /dev/ptmx, as runc makes it, and no
+# /dev/console is bound (that would be a mount on the host's tree).
+@test "terminal: without a mount namespace husk run's process has a pty of the host's" {
+	local id
+	id="$(new_id)"
+	no_mount_ns
+	set_args sh -c '[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo stdio-is-a-tty; exit 3'
+	run -3 husk run --bundle "$BUNDLE" "$id" </dev/null
+	[ "$(tr -d '\r' <<<"$output")" = stdio-is-a-tty ] || fail "output: $output"
+	assert_no_container "$id"
+	assert_no_bundle_mounts
+}
+
+@test "terminal: exec -t into a container without a mount namespace: a pty of the host's /dev/ptmx, closed after" {
+	local id hostpts
+	id="$(new_id)"
+	no_mount_ns
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_bg "$id"
+	# An exec'd process of such a container has the host's root (as in
+	# runc: nothing chroots it), so its pty's slave is on the host's devpts.
+	hostpts="$(stat -c %d /dev/pts)"
+	start_recvtty -no-stdin
+	husk exec -t --console-socket "$SOCK" "$id" \
+		sh -c '[ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo stdio-is-a-tty; stat -L -c "dev=%d" /proc/self/fd/0' 3>&-
+	wait_recvtty
+	[ "$TTY_OUT" = "stdio-is-a-tty"$'\n'"dev=$hostpts" ] || fail "through the console socket: $TTY_OUT"
+	# In the foreground husk keeps the master itself.
+	run -4 husk exec -t "$id" sh -c '[ -t 0 ] && echo foreground-tty; exit 4' </dev/null
+	[ "$(tr -d '\r' <<<"$output")" = foreground-tty ] || fail "foreground: $output"
+	husk delete --force "$id"
+	assert_no_container "$id"
+	assert_no_bundle_mounts
+}
+
+@test "terminal: without a mount namespace a failing exec -t or create leaves no pty open and nothing else" {
+	local id
+	id="$(new_id)"
+	no_mount_ns
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_bg "$id"
+	# The pty is made and sent before the path lookup fails: recvtty ends
+	# only when no fd of its slave is left open.
+	start_recvtty -no-stdin
+	run -255 --separate-stderr husk exec -t --console-socket "$SOCK" "$id" /no-such-binary-s38 3>&-
+	assert_contains "$stderr" "/no-such-binary-s38"
+	wait_recvtty
+	# The container runs on, with its own process alone.
+	[ "$(container_status "$id")" = running ] || fail "status: $(container_status "$id")"
+	run -0 husk ps --format json "$id"
+	[ "$output" = "[$(cat "$TEST_DIR/$id.pid")]" ] || fail "processes in the container: $output"
+	run ! --separate-stderr husk exec -t --console-socket "$TEST_DIR/nobody.sock" "$id" true 3>&-
+	assert_contains "$stderr" "--console-socket" "nobody.sock"
+	husk delete --force "$id"
+	assert_no_container "$id"
+
+	# The container's own process: create fails, nothing is left.
+	update_config '.process.terminal = true'
+	set_args /no-such-binary-s38
+	start_recvtty -no-stdin
+	run ! --separate-stderr husk create --console-socket "$SOCK" --bundle "$BUNDLE" "$id" </dev/null 3>&-
+	assert_contains "$stderr" "/no-such-binary-s38"
+	wait_recvtty
+	assert_no_container "$id"
+	assert_no_bundle_mounts
 }

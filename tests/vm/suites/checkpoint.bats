@@ -297,3 +297,34 @@ rs() {
 	husk delete -f "$id"
 	assert_no_container "$id"
 }
+
+@test "checkpoint: a container made under NOTIFY_SOCKET has the relay's /run/notify bind again after a restore under NOTIFY_SOCKET, as runc" {
+	local id last pid
+	id="$(new_id)"
+	# Made under a service manager's socket: create binds the relay's
+	# directory (in the state dir) at /run/notify. Started without one, so
+	# nothing waits for READY=1.
+	NOTIFY_SOCKET="$TEST_DIR/host.sock" husk create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>&1 3>&- || fail "create $id failed"
+	NOTIFY_SOCKET= husk start "$id" 3>&-
+	wait_lines 2
+	pid="$(container_pid "$id")"
+	grep -q " /run/notify ro,nosuid,nodev,noexec" "/proc/$pid/mountinfo" || fail "before the checkpoint: $(grep notify "/proc/$pid/mountinfo")"
+	# runc's restore under NOTIFY_SOCKET: the same bind, of the new state
+	# dir's notify directory; nothing is relayed (it said READY before).
+	# Twice: the restored state keeps the bind for the next checkpoint.
+	local cycle
+	for cycle in 1 2; do
+		rm -rf "$TEST_DIR/img"
+		ck "$id"
+		assert_no_container "$id"
+		last="$(lines)"
+		NOTIFY_SOCKET="$TEST_DIR/host.sock" rs "$id"
+		assert_resumed "$last"
+		pid="$(container_pid "$id")"
+		grep -q " /run/notify ro,nosuid,nodev,noexec" "/proc/$pid/mountinfo" || fail "after restore $cycle: $(grep notify "/proc/$pid/mountinfo")"
+		[ "$(stat -c %d:%i "/proc/$pid/root/run/notify")" = "$(stat -c %d:%i "$HUSK_ROOT/$id/notify")" ] ||
+			fail "after restore $cycle: /run/notify is not the state dir's notify directory"
+	done
+	husk delete -f "$id"
+	assert_no_container "$id"
+}
