@@ -225,11 +225,71 @@ $(ctr_yaml main '[sh, /out/term.sh]')
 	wait_until 60 pod_gone term || fail "pod term still listed"
 }
 
+@test "kubelet: hostUsers: false: a user namespace of 65536 ids, idmapped emptyDir and hostPath volumes" {
+	local id uid pid base sb out="$SUITE_DIR/userns" f
+	# containerd 2.x asks the runtime's `features` for idmapped mounts and
+	# reports user namespaces to kubelet only then; containerd 1.6 has no
+	# user namespaces in its CRI.
+	containerd --version | grep -q ' v\?[2-9]\.' ||
+		skip "containerd 1.x: its CRI has no user namespaces (hostUsers: false needs containerd 2.x)"
+	"$CLIENT_RUNTIME" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled' >/dev/null ||
+		skip "$CLIENT_RUNTIME reports no idmapped mounts in \`features\` ($("$CLIENT_RUNTIME" --version | head -1)): containerd gives kubelet no user-namespace support for it"
+	mkdir -p "$out"
+	pod_add userns "terminationGracePeriodSeconds: 1
+hostUsers: false
+securityContext: {fsGroup: 2000}
+volumes:
+- {name: scratch, emptyDir: {}}
+- {name: host, hostPath: {path: $out, type: Directory}}
+containers:
+$(ctr_yaml main '[sleep, "3600"]')
+  volumeMounts: [{name: scratch, mountPath: /data}, {name: host, mountPath: /host}]
+$(ctr_yaml user '[sleep, "3600"]')
+  securityContext: {runAsUser: 1000, runAsGroup: 1000}"
+	wait_until 120 jq_pod userns '[.status.containerStatuses[] | .state.running and .containerID] | length == 2 and all' || {
+		grep -i -e 'userns-' -e 'user namespace' "$SUITE_DIR/kubelet.log" "$SUITE_DIR/containerd.log" | tail -8 >&2
+		fail "pod userns did not run: $(kube_pod userns | jq -c .status.containerStatuses)"
+	}
+	id="$(ctr_id userns main)"
+	# Inside: root of a user namespace mapping 65536 ids, not the identity.
+	run -0 cri exec "$id" cat /proc/self/uid_map
+	read -r uid base f <<<"$output"
+	[ "$uid" = 0 ] && [ "$f" = 65536 ] && [ "$base" != 0 ] || fail "uid_map: $output"
+	run -0 cri exec "$id" cat /proc/self/gid_map
+	[ "$(echo $output)" = "0 $base 65536" ] || fail "gid_map: $output (uid_map 0 $base 65536)"
+	run -0 cri exec "$id" id -u
+	[ "$output" = 0 ] || fail "uid inside: $output"
+	# On the host (its /proc): the mapped ids, for root and for uid 1000.
+	pid="$(ctr_pid userns main)"
+	[ "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")" = "$base" ] || fail "host uid of main: $(grep -e Uid -e Gid "/proc/$pid/status")"
+	[ "$(awk '/^Gid:/ {print $2}' "/proc/$pid/status")" = "$base" ] || fail "host gid of main: $(grep Gid "/proc/$pid/status")"
+	pid="$(ctr_pid userns user)"
+	[ "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")" = "$((base + 1000))" ] || fail "host uid of user: $(grep Uid "/proc/$pid/status")"
+	# The volumes are idmapped: what in-pod root writes is uid 0 on the host
+	# (not the mapped $base), and the host's 0:0 is root inside. kubelet
+	# gives the emptyDir fsGroup's set-gid bit: its files get gid 2000.
+	run -0 cri exec "$id" sh -c 'echo in-pod > /data/f && echo in-pod > /host/f && stat -c %u:%g /data/f /host/f'
+	[ "$(echo $output)" = "0:2000 0:0" ] || fail "owner inside: $output"
+	f="$(echo "$SUITE_DIR"/kubelet/root/pods/*/volumes/kubernetes.io~empty-dir/scratch/f)"
+	[ "$(stat -c %u:%g "$f")" = 0:2000 ] || fail "emptyDir file $f on the host: $(stat -c %u:%g "$f")"
+	[ "$(stat -c %u:%g "$out/f")" = 0:0 ] || fail "hostPath file on the host: $(stat -c %u:%g "$out/f")"
+	echo from-host >"$out/g"
+	run -0 cri exec "$id" stat -c %u:%g /host/g
+	[ "$output" = 0:0 ] || fail "a host file of 0:0 inside: $output"
+	# kubelet removes a stopped sandbox only in its garbage collection, and
+	# containerd unmounts the sandbox's pinned user namespace only then:
+	# remove it through the CRI once kubelet has stopped the pod.
+	sb="$(cri status "$id" | jq -r .info.sandboxID)"
+	pod_del userns
+	wait_until 90 pod_gone userns || fail "pod userns still there"
+	cri stopp "$sb" && cri rmp "$sb" || fail "cannot remove sandbox $sb"
+}
+
 @test "zz: pods removed, kubelet and containerd stopped: nothing is left behind" {
 	local leaks
 	rm -f "$SUITE_DIR"/manifests/*.yaml
 	local p
-	for p in limits probes restart init shared secctx term; do
+	for p in limits probes restart init shared secctx term userns; do
 		wait_until 90 pod_gone "$p" || fail "pod $p still there"
 	done
 	# kubelet removes the pod cgroups once the pods are gone.
