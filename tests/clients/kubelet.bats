@@ -234,6 +234,13 @@ $(ctr_yaml main '[sh, /out/term.sh]')
 		skip "containerd 1.x: its CRI has no user namespaces (hostUsers: false needs containerd 2.x)"
 	"$CLIENT_RUNTIME" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled' >/dev/null ||
 		skip "$CLIENT_RUNTIME reports no idmapped mounts in \`features\` ($("$CLIENT_RUNTIME" --version | head -1)): containerd gives kubelet no user-namespace support for it"
+	# The emptyDir is a tmpfs: idmapped tmpfs mounts came in Linux 6.3
+	# (the VM lane's guest runs 6.1).
+	local kv
+	kv="$(uname -r)"
+	kv="${kv%%-*}"
+	[ "$(printf '%s\n6.3\n' "${kv%.*}" | sort -V | head -1)" = 6.3 ] ||
+		skip "kernel $(uname -r): idmapped tmpfs mounts (the emptyDir) need Linux 6.3"
 	mkdir -p "$out"
 	pod_add userns "terminationGracePeriodSeconds: 1
 hostUsers: false
