@@ -312,9 +312,11 @@ ran_out() {
 }
 
 # Finding 4: an exec's forked process holds copies of the init socket and
-# the log socket until its execve. A seccomp listener holds it in setsid
-# (only an exec's process calls it under the filter: the container's pid
-# 1 did before loading it) while the container's pid 1, fd-thief with
+# the log socket until its execve, and the parent reads the init socket
+# until the process is set up. Without noNewPrivileges the exec's filter
+# is loaded before the credentials: a listener of its own holds the
+# forked process in the cwd check's getcwd (docs/architecture.md, the
+# launcher's steps; only the launcher calls it under the filter) while the container's pid 1, fd-thief with
 # CAP_SYS_PTRACE (and CAP_SYS_ADMIN), takes both with pidfd_getfd and
 # writes a forged ERROR frame and log line, and a frame claiming the
 # launcher's pid in its credentials (the kernel refuses: not a pid of the
@@ -331,11 +333,11 @@ ran_out() {
 	"$listener" -state "$TEST_DIR/state-init.json" "$sock" 3>&- &
 	track_bg $!
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-	update_config --arg l "$sock" '.process.noNewPrivileges = true
+	update_config --arg l "$sock" '.process.noNewPrivileges = false
 		| .process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE", "CAP_SYS_ADMIN"])
 		| .root.readonly = false
 		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
-			syscalls: [{names: ["setsid"], action: "SCMP_ACT_NOTIFY"}]}'
+			syscalls: [{names: ["getcwd"], action: "SCMP_ACT_NOTIFY"}]}'
 	set_args /fd-thief -held /release.held -release /release -text "$MARKER"
 	id="$(new_id)"
 	run_bg "$id"
