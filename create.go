@@ -53,7 +53,7 @@ func createContainer(cmd *cli.Command, detach bool) (*libcontainer.Container, *f
 	if err != nil {
 		return nil, nil, err
 	}
-	bundle, spec, cfg, err := loadEditedBundle(cmd.String("bundle"), specconv.Options{
+	bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
 		NoPivotRoot:   cmd.Bool("no-pivot"),
 		NoNewKeyring:  cmd.Bool("no-new-keyring"),
 		SystemdCgroup: cmd.Root().Bool("systemd-cgroup"),

@@ -44,7 +44,7 @@ var restoreCommand = &cli.Command{
 		if err != nil {
 			return err
 		}
-		bundle, spec, cfg, err := loadEditedBundle(cmd.String("bundle"), specconv.Options{
+		bundle, spec, cfg, err := loadBundle(cmd.String("bundle"), specconv.Options{
 			NoPivotRoot:   cmd.Bool("no-pivot"),
 			SystemdCgroup: cmd.Root().Bool("systemd-cgroup"),
 		}, withNotify)

@@ -55,17 +55,11 @@ func withLoaded(cmd *cli.Command, load func(root, id string) (*libcontainer.Cont
 	return do(c)
 }
 
-// loadBundle reads BUNDLE/config.json and converts it; every error is
-// "invalid configuration: config.json: " (libcontainer.ConfigError) and
-// names the field.
-func loadBundle(bundle string, opts specconv.Options) (string, *specs.Spec, *configs.Config, error) {
-	return loadEditedBundle(bundle, opts, nil)
-}
-
-// loadEditedBundle is loadBundle with edit (if not nil) applied to the
-// spec before it is converted, so what edit adds is checked as the
-// bundle's own would be.
-func loadEditedBundle(bundle string, opts specconv.Options, edit func(*specs.Spec)) (string, *specs.Spec, *configs.Config, error) {
+// loadBundle reads BUNDLE/config.json, applies edit (if not nil) to the
+// spec, and converts it, so what edit adds is checked as the bundle's own
+// would be; every error is "invalid configuration: config.json: "
+// (libcontainer.ConfigError) and names the field.
+func loadBundle(bundle string, opts specconv.Options, edit func(*specs.Spec)) (string, *specs.Spec, *configs.Config, error) {
 	abs, err := filepath.Abs(bundle)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("--bundle %q: %w", bundle, err)
