@@ -445,6 +445,26 @@ int stepfake_run(const char *plan, size_t len, int forks, const struct stepfake_
 	return rc;
 }
 
+/* How many of k's calls are NULL (the step mark left out): a call added
+ * to struct husk_kernel must be in the real kernel and in the fake. */
+static int missing(const struct husk_kernel *k)
+{
+	struct husk_kernel c = *k;
+	void (*calls[sizeof(c) / sizeof(void (*)(void))])(void);
+	int n = 0;
+
+	c.step = NULL;
+	memcpy(calls, &c, sizeof(calls));
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		n += calls[i] == NULL;
+	return n - 1; /* the step mark */
+}
+
+int stepfake_missing(int real)
+{
+	return missing(real ? &husk_real_kernel : &fake_kernel);
+}
+
 size_t stepfake_n_calls(void)
 {
 	return n_calls;

@@ -35,6 +35,8 @@ struct stepfake_conf {
  * has the launcher's error), -2 (the plan did not parse). */
 int stepfake_run(const char *plan, size_t len, int forks, const struct stepfake_conf *conf, char *err,
 		 size_t errlen);
+/* How many calls of the real kernel (real), or of the fake, are NULL. */
+int stepfake_missing(int real);
 size_t stepfake_n_calls(void);
 const char *stepfake_call(size_t i);
 size_t stepfake_n_steps(void);

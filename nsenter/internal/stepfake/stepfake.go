@@ -72,6 +72,16 @@ type Run struct {
 	Err error
 }
 
+// Missing is how many calls of struct husk_kernel the real kernel (real)
+// or the fake leaves NULL.
+func Missing(real bool) int {
+	r := C.int(0)
+	if real {
+		r = 1
+	}
+	return int(C.stepfake_missing(r))
+}
+
 // Steps are the names of husk_steps, in order.
 func Steps() []string {
 	names := make([]string, C.stepfake_n_steps())

@@ -448,3 +448,12 @@ func TestCwdOutsideRootStopsLaunch(t *testing.T) {
 		})
 	}
 }
+
+// Every call in struct husk_kernel is in the real kernel and in the fake.
+func TestKernelsComplete(t *testing.T) {
+	for _, real := range []bool{true, false} {
+		if n := Missing(real); n != 0 {
+			t.Errorf("real %v: %d calls of struct husk_kernel are NULL", real, n)
+		}
+	}
+}
