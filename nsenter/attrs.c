@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 #include "nsexec.h"
 
@@ -51,7 +52,7 @@ int husk_set_affinity(const char *field, const uint64_t *mask, size_t words, cha
 	for (size_t i = 0; i < ncpu; i++)
 		if (mask[i / 64] & (1ULL << (i % 64)))
 			CPU_SET_S(i, size, set);
-	rc = sched_setaffinity(0, size, set);
+	rc = husk_k->sched_setaffinity(0, size, set);
 	CPU_FREE(set);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: sched_setaffinity(%s): %s", field,
@@ -89,12 +90,12 @@ static int set_rlimits(struct husk_launch *l)
 		const struct husk_plan_rlimit *r = &p->rlimits[i];
 		struct rlimit lim = {.rlim_cur = r->soft, .rlim_max = r->hard};
 
-		if (setrlimit(r->type, &lim) < 0)
+		if (husk_k->setrlimit(r->type, &lim) < 0)
 			return husk_launch_errf(l, "process.rlimits[%u]: setrlimit(%u, soft %llu, hard %llu): %s",
 						r->index, r->type, (unsigned long long)r->soft,
 						(unsigned long long)r->hard, husk_errtext(errno));
 	}
-	umask(p->umask);
+	husk_k->umask(p->umask);
 	return 0;
 }
 
@@ -104,7 +105,7 @@ static int set_mempolicy(struct husk_launch *l)
 	const struct husk_plan_mempolicy *m = &p->mempolicy;
 	char list[256];
 
-	if (syscall(SYS_set_mempolicy, m->mode | m->flags, p->nodes, p->nodes ? p->node_words * 64 + 1 : 0) == 0)
+	if (husk_k->set_mempolicy(m->mode | m->flags, p->nodes, p->nodes ? p->node_words * 64 + 1 : 0) == 0)
 		return 0;
 	return husk_launch_errf(l, "linux.memoryPolicy: set_mempolicy(mode %d, flags 0x%x, nodes %s): %s",
 				m->mode, m->flags, list_bits(p->nodes, p->node_words, list, sizeof(list)),
@@ -120,8 +121,8 @@ static int set_key_label(struct husk_launch *l)
 
 	if (l->lsm_fd[2] < 0)
 		return 0;
-	n = write(l->lsm_fd[2], label, strlen(label));
-	close(l->lsm_fd[2]);
+	n = husk_k->write(l->lsm_fd[2], label, strlen(label));
+	husk_k->close(l->lsm_fd[2]);
 	l->lsm_fd[2] = -1;
 	if (n != (ssize_t)strlen(label))
 		return husk_launch_errf(l, "process.selinuxLabel \"%s\": write /proc/self/attr/keycreate: %s", label,
@@ -139,7 +140,7 @@ static int set_key_label(struct husk_launch *l)
  */
 static int join_keyring(struct husk_launch *l)
 {
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+	if (husk_k->keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0) < 0 && errno != ENOSYS)
 		return husk_launch_errf(l, "join a new session keyring: %s", husk_errtext(errno));
 	return 0;
 }
@@ -153,19 +154,19 @@ int husk_set_labels(struct husk_launch *l)
 
 	if (p->apparmor) {
 		n = snprintf(buf, sizeof(buf), "exec %s", p->apparmor);
-		if (write(l->lsm_fd[0], buf, n) != n)
+		if (husk_k->write(l->lsm_fd[0], buf, n) != n)
 			return husk_launch_errf(l, "process.apparmorProfile \"%s\": write /proc/self/attr/%s: %s",
 						p->apparmor, l->apparmor_attr, husk_errtext(errno));
 	}
 	if (p->selinux) {
 		n = strlen(p->selinux);
-		if (write(l->lsm_fd[1], p->selinux, n) != n)
+		if (husk_k->write(l->lsm_fd[1], p->selinux, n) != n)
 			return husk_launch_errf(l, "process.selinuxLabel \"%s\": write /proc/self/attr/exec: %s",
 						p->selinux, husk_errtext(errno));
 	}
 	for (int i = 0; i < 3; i++)
 		if (l->lsm_fd[i] >= 0) {
-			close(l->lsm_fd[i]);
+			husk_k->close(l->lsm_fd[i]);
 			l->lsm_fd[i] = -1;
 		}
 	return 0;
@@ -197,7 +198,7 @@ int husk_set_scheduler(struct husk_launch *l)
 	};
 	int err;
 
-	if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
+	if (husk_k->sched_setattr(0, &attr, 0) == 0)
 		return 0;
 	err = errno;
 	/* runc's words: with a cpuset, EPERM is most likely the kernel
@@ -223,11 +224,11 @@ int husk_set_attrs(struct husk_launch *l)
 		return -1;
 	if (p->has_mempolicy && set_mempolicy(l) < 0)
 		return -1;
-	if (p->has_personality && syscall(SYS_personality, p->personality) < 0)
+	if (p->has_personality && husk_k->personality(p->personality) < 0)
 		return husk_launch_errf(l, "linux.personality: personality(0x%x): %s", p->personality,
 					husk_errtext(errno));
 	if (p->has_ioprio &&
-	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, p->ioprio.class << IOPRIO_CLASS_SHIFT | p->ioprio.priority) < 0)
+	    husk_k->ioprio_set(IOPRIO_WHO_PROCESS, 0, p->ioprio.class << IOPRIO_CLASS_SHIFT | p->ioprio.priority) < 0)
 		return husk_launch_errf(l, "process.ioPriority: ioprio_set(class %d, priority %d): %s",
 					p->ioprio.class, p->ioprio.priority, husk_errtext(errno));
 	if (p->affinity) {

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 #include "nsexec.h"
 
@@ -49,12 +50,12 @@ static int drop_bounding(struct husk_launch *l)
 	for (uint32_t v = 0; v <= c->last_cap; v++) {
 		if (c->bounding & (1ULL << v))
 			continue;
-		int in = prctl(PR_CAPBSET_READ, v, 0, 0, 0);
+		int in = husk_k->prctl(PR_CAPBSET_READ, v, 0, 0, 0);
 
 		if (in < 0)
 			return husk_launch_errf(l, "process.capabilities.bounding: read %s from the bounding set: %s",
 						husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
-		if (in && prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0)
+		if (in && husk_k->prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0)
 			return husk_launch_errf(l, "process.capabilities.bounding: drop %s from the bounding set: %s",
 						husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
 	}
@@ -73,7 +74,7 @@ static int set_groups(struct husk_launch *l)
 	char list[512] = "[";
 	size_t n = 1;
 
-	if (setgroups(p->n_groups, (const gid_t *)p->groups) == 0 || (p->n_groups == 0 && errno == EPERM))
+	if (husk_k->setgroups(p->n_groups, (const gid_t *)p->groups) == 0 || (p->n_groups == 0 && errno == EPERM))
 		return 0;
 	for (size_t i = 0; i < p->n_groups && n < sizeof(list) - 16; i++)
 		n += snprintf(list + n, sizeof(list) - n, "%s%u", i ? " " : "", p->groups[i]);
@@ -93,14 +94,14 @@ static int set_capabilities(struct husk_launch *l)
 		data[i].permitted = c->permitted >> (32 * i);
 		data[i].inheritable = c->inheritable >> (32 * i);
 	}
-	if (syscall(SYS_capset, &hdr, data) < 0)
+	if (husk_k->capset(&hdr, data) < 0)
 		return husk_launch_errf(l, "process.capabilities: capset: %s", husk_errtext(errno));
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && (errno != EINVAL || c->ambient))
+	if (husk_k->prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && (errno != EINVAL || c->ambient))
 		return husk_launch_errf(l, "process.capabilities: clear the ambient set: %s", husk_errtext(errno));
 	/* The parent left out, with runc's warning, what cannot be raised;
 	 * what the kernel still refuses gets the same words, as in runc. */
 	for (uint32_t v = 0; v <= c->last_cap; v++)
-		if ((c->ambient & (1ULL << v)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
+		if ((c->ambient & (1ULL << v)) && husk_k->prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
 			husk_logf("warning", "can't raise ambient capability %s: %s (process.capabilities.ambient)",
 				  husk_cap_name(v, name, sizeof(name)), husk_errtext(errno));
 	return 0;
@@ -119,14 +120,14 @@ static int chown_stdio(struct husk_launch *l)
 	struct stat null = {0}, st;
 
 	/* A root without /dev/null (husk runs one; runc makes it) has none to skip. */
-	if (stat("/dev/null", &null) < 0 && errno != ENOENT)
+	if (husk_k->stat("/dev/null", &null) < 0 && errno != ENOENT)
 		return husk_launch_errf(l, "process.user.uid: stat /dev/null: %s", husk_errtext(errno));
 	for (int fd = 0; fd <= 2; fd++) {
-		if (fstat(fd, &st) < 0)
+		if (husk_k->fstat(fd, &st) < 0)
 			return husk_launch_errf(l, "process.user.uid: fstat stdio fd %d: %s", fd, husk_errtext(errno));
 		if (st.st_uid == l->plan->uid || (null.st_rdev && st.st_rdev == null.st_rdev))
 			continue;
-		if (fchown(fd, l->plan->uid, -1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+		if (husk_k->fchown(fd, l->plan->uid, -1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
 			return husk_launch_errf(l, "process.user.uid: chown stdio fd %d to %u: %s", fd, l->plan->uid,
 						husk_errtext(errno));
 	}
@@ -139,21 +140,21 @@ int husk_set_credentials(struct husk_launch *l)
 
 	if (drop_bounding(l) < 0)
 		return -1;
-	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+	if (husk_k->prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return husk_launch_errf(l, "prctl(PR_SET_KEEPCAPS): %s", husk_errtext(errno));
 	if (chown_stdio(l) < 0)
 		return -1;
 	if (set_groups(l) < 0)
 		return -1;
-	if (setresgid(p->gid, p->gid, p->gid) < 0)
+	if (husk_k->setresgid(p->gid, p->gid, p->gid) < 0)
 		return husk_launch_errf(l, "process.user.gid: setresgid %u: %s", p->gid, husk_errtext(errno));
-	if (setresuid(p->uid, p->uid, p->uid) < 0)
+	if (husk_k->setresuid(p->uid, p->uid, p->uid) < 0)
 		return husk_launch_errf(l, "process.user.uid: setresuid %u: %s", p->uid, husk_errtext(errno));
-	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+	if (husk_k->prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return husk_launch_errf(l, "prctl(PR_SET_KEEPCAPS, 0): %s", husk_errtext(errno));
 	if (set_capabilities(l) < 0)
 		return -1;
-	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (p->no_new_privs && husk_k->prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return husk_launch_errf(l, "process.noNewPrivileges: prctl: %s", husk_errtext(errno));
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 
 /* Opens cwd inside the root: an O_PATH fd, or -1 with errno. */
@@ -29,13 +30,13 @@ static int open_in_root(const char *cwd)
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd, err;
+	int root = husk_k->open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd, err;
 
 	if (root < 0)
 		return -1;
-	fd = syscall(SYS_openat2, root, cwd, &how, sizeof(how));
+	fd = husk_k->openat2(root, cwd, &how, sizeof(how));
 	err = errno;
-	close(root);
+	husk_k->close(root);
 	errno = err;
 	return fd;
 }
@@ -46,7 +47,7 @@ static int verify_cwd(struct husk_launch *l)
 {
 	char buf[4200];
 
-	if (syscall(SYS_getcwd, buf, sizeof(buf)) < 0)
+	if (husk_k->getcwd(buf, sizeof(buf)) < 0)
 		return husk_launch_errf(l, "process.cwd: chdir \"%s\": getcwd: %s", l->plan->cwd,
 					husk_errtext(errno));
 	if (buf[0] != '/')
@@ -62,10 +63,10 @@ int husk_enter_cwd(struct husk_launch *l, int as_user)
 	int fd = open_in_root(cwd), rc, err;
 
 	if (fd >= 0) {
-		rc = fchdir(fd);
-		close(fd);
+		rc = husk_k->fchdir(fd);
+		husk_k->close(fd);
 	} else if (errno == ENOSYS || errno == EPERM) {
-		rc = chdir(cwd);
+		rc = husk_k->chdir(cwd);
 	} else {
 		rc = -1;
 	}

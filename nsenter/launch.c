@@ -13,7 +13,9 @@
  * its listener the launch makes only the syscalls that doc lists, which
  * a profile must allow; a profile that kills on any of them kills the
  * launcher, single-threaded, at once: the parent names seccomp
- * (libcontainer/launch/spawn.go).
+ * (libcontainer/launch/spawn.go). Every kernel call of the steps goes
+ * through husk_k (kernel.h), the seam their tests (internal/stepfake)
+ * replace with a recording fake.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +31,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 #include "nsexec.h"
 
@@ -69,11 +72,11 @@ static int open_attr(struct husk_launch *l, const char *name, const char *field)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/attr/%s", name);
-	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = husk_k->open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return husk_launch_errf(l, "%s: open %s: %s", field, path, husk_errtext(errno));
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC) {
-		close(fd);
+	if (husk_k->fstatfs(fd, &fs) < 0 || fs.f_type != PROC_SUPER_MAGIC) {
+		husk_k->close(fd);
 		return husk_launch_errf(l, "%s: %s is not on a procfs", field, path);
 	}
 	return fd;
@@ -95,7 +98,7 @@ int husk_launch_open(struct husk_launch *l)
 		return -1;
 	/* The session keyring gets the process label (runc's SetKeyLabel); a
 	 * kernel without attr/keycreate has no keyring labels to set. */
-	if (p->selinux && p->keyring && access("/proc/self/attr/keycreate", F_OK) == 0 &&
+	if (p->selinux && p->keyring && husk_k->access("/proc/self/attr/keycreate", F_OK) == 0 &&
 	    (l->lsm_fd[2] = open_attr(l, "keycreate", "process.selinuxLabel")) < 0)
 		return -1;
 	return 0;
@@ -110,7 +113,7 @@ static int load_seccomp(struct husk_launch *l)
 
 	husk_logf("debug", "seccomp filter flags: %u, %zu instructions: loading it%s", p->seccomp_flags,
 		  p->n_filter, p->no_new_privs ? " last, after the credentials" : "");
-	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->seccomp_flags, &prog);
+	fd = husk_k->seccomp(SECCOMP_SET_MODE_FILTER, p->seccomp_flags, &prog);
 	if (fd < 0)
 		return husk_launch_errf(l, "linux.seccomp: seccomp(SET_MODE_FILTER, flags 0x%x): %s",
 					p->seccomp_flags, husk_errtext(errno));
@@ -128,11 +131,11 @@ static int open_tty(struct husk_launch *l)
 	if (slave < 0)
 		return -1;
 	for (int fd = 0; fd <= 2; fd++)
-		if (dup2(slave, fd) < 0)
+		if (husk_k->dup2(slave, fd) < 0)
 			return husk_launch_errf(l, "process.terminal: dup the pty slave onto fd %d: %s", fd,
 						husk_errtext(errno));
-	close(slave);
-	close(l->console_fd);
+	husk_k->close(slave);
+	husk_k->close(l->console_fd);
 	l->console_fd = -1;
 	return 0;
 }
@@ -146,7 +149,7 @@ static int new_session(struct husk_launch *l)
 {
 	if (l->plan->has_tty)
 		return husk_take_ctty(l->err, sizeof(l->err));
-	if (setsid() < 0)
+	if (husk_k->setsid() < 0)
 		return husk_launch_errf(l, "setsid: %s", husk_errtext(errno));
 	return 0;
 }
@@ -212,7 +215,7 @@ static int hand_over_listener(struct husk_launch *l)
 	while (sent < len) {
 		iov.iov_base = msg + sent;
 		iov.iov_len = len - sent;
-		ssize_t n = sendmsg(listener_fd, &mh, MSG_NOSIGNAL);
+		ssize_t n = husk_k->sendmsg(listener_fd, &mh, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -223,9 +226,9 @@ static int hand_over_listener(struct husk_launch *l)
 		mh.msg_control = NULL;
 		mh.msg_controllen = 0;
 	}
-	close(l->notify_fd);
+	husk_k->close(l->notify_fd);
 	l->notify_fd = -1;
-	close(listener_fd);
+	husk_k->close(listener_fd);
 	return 0;
 }
 
@@ -352,6 +355,8 @@ int husk_launch_prepare(struct husk_launch *l)
 
 		if (s->applies && !s->applies(l))
 			continue;
+		if (husk_k->step)
+			husk_k->step(i, s->name);
 		if (!quiet)
 			husk_logf("debug", "launcher step %zu: %s%s", i + 1, s->name, l->forked ? " (forked)" : "");
 		if (s->run(l) < 0)
@@ -364,6 +369,6 @@ int husk_launch_prepare(struct husk_launch *l)
 
 int husk_launch_exec(struct husk_launch *l)
 {
-	execve(l->exe, l->plan->argv, l->plan->envp);
+	husk_k->execve(l->exe, l->plan->argv, l->plan->envp);
 	return husk_launch_errf(l, "exec \"%s\": %s", l->exe, husk_errtext(errno));
 }

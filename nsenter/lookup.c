@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -38,24 +39,24 @@
 static int open_bounded(struct husk_launch *l, const char *path, off_t max, const char *field)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = husk_k->open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -2;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
+	if (husk_k->fstat(fd, &st) < 0) {
+		husk_k->close(fd);
 		return husk_launch_errf(l, "%s: %s: fstat: %s", field, path, husk_errtext(errno));
 	}
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3) {
-		close(fd);
+		husk_k->close(fd);
 		return -2;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		husk_k->close(fd);
 		return husk_launch_errf(l, "%s: %s: not a regular file", field, path);
 	}
 	if (st.st_size > max) {
-		close(fd);
+		husk_k->close(fd);
 		return husk_launch_errf(l, "%s: %s: larger than %lld bytes (%lld)", field, path, (long long)max,
 					(long long)st.st_size);
 	}
@@ -91,13 +92,13 @@ int husk_fill_home(struct husk_launch *l)
 		return -1;
 	snprintf(uid, sizeof(uid), "%u", p->uid);
 	while (fd >= 0 && !home && n > 0) {
-		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		n = husk_k->read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (n < 0 && errno == EINTR) {
 			n = 1;
 			continue;
 		}
 		if (n < 0 || (total += n) > PASSWD_MAX) {
-			close(fd);
+			husk_k->close(fd);
 			return husk_launch_errf(l, "process.user: /etc/passwd: %s", n < 0 ? husk_errtext(errno)
 											  : "grew past its size limit");
 		}
@@ -114,14 +115,14 @@ int husk_fill_home(struct husk_launch *l)
 		have -= start - buf;
 		memmove(buf, start, have);
 		if (have == sizeof(buf) - 1) {
-			close(fd);
+			husk_k->close(fd);
 			return husk_launch_errf(l, "process.user: /etc/passwd: line %zu longer than %d bytes", lineno,
 						PASSWD_LINE_MAX);
 		}
 	}
 	snprintf(l->home, sizeof(l->home), "HOME=%s", home ? home : "/");
 	if (fd >= 0)
-		close(fd);
+		husk_k->close(fd);
 	for (size_t i = 0; i < p->envc; i++)
 		if (strcmp(p->envp[i], "HOME=") == 0) {
 			p->envp[i] = l->home;
@@ -140,7 +141,7 @@ static int executable(const char *path, char *why, size_t n)
 {
 	struct stat st;
 
-	if (stat(path, &st) < 0) {
+	if (husk_k->stat(path, &st) < 0) {
 		snprintf(why, n, "stat %s: %s", path, husk_errtext(errno));
 		return -1;
 	}
@@ -148,7 +149,7 @@ static int executable(const char *path, char *why, size_t n)
 		snprintf(why, n, "is a directory");
 		return -1;
 	}
-	if (syscall(SYS_faccessat2, AT_FDCWD, path, X_OK, AT_EACCESS) < 0 && errno != ENOSYS &&
+	if (husk_k->faccessat2(AT_FDCWD, path, X_OK, AT_EACCESS) < 0 && errno != ENOSYS &&
 	    errno != EPERM) {
 		snprintf(why, n, "%s", husk_errtext(errno));
 		return -1;

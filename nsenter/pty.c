@@ -21,6 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "launch.h"
 
 #define PTMX "/dev/ptmx"
@@ -37,9 +38,9 @@ static int fail(char *err, size_t errlen, int close1, int close2, const char *fm
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	if (close1 >= 0)
-		close(close1);
+		husk_k->close(close1);
 	if (close2 >= 0)
-		close(close2);
+		husk_k->close(close2);
 	errno = saved;
 	return -1;
 }
@@ -51,11 +52,12 @@ static int open_slave(int master, char *err, size_t errlen)
 {
 	struct statfs fs;
 	struct stat st;
-	int fd = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int fd = husk_k->ioctl(master, TIOCGPTPEER, (void *)(long)(O_RDWR | O_NOCTTY | O_CLOEXEC));
 
 	if (fd < 0)
 		return fail(err, errlen, -1, -1, "open the pty slave (TIOCGPTPEER): %s", husk_errtext(errno));
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+	if (husk_k->fstatfs(fd, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || husk_k->fstat(fd, &st) < 0 ||
+	    !S_ISCHR(st.st_mode))
 		return fail(err, errlen, fd, -1, "the pty slave of %s is not a devpts terminal", PTMX);
 	return fd;
 }
@@ -71,7 +73,7 @@ static int send_master(int sock, int master, char *err, size_t errlen)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &master, sizeof(int));
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+	if (husk_k->sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
 		return fail(err, errlen, -1, -1, "send the pty master over the console socket: %s",
 			    husk_errtext(errno));
 	return 0;
@@ -84,10 +86,10 @@ int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char 
 	int unlock = 0, master, slave;
 	unsigned int n;
 
-	master = open(PTMX, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	master = husk_k->open(PTMX, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
 		return fail(err, errlen, -1, -1, "process.terminal: open %s: %s", PTMX, husk_errtext(errno));
-	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || ioctl(master, TIOCGPTN, &n) < 0)
+	if (husk_k->ioctl(master, TIOCSPTLCK, &unlock) < 0 || husk_k->ioctl(master, TIOCGPTN, &n) < 0)
 		return fail(err, errlen, master, -1, "process.terminal: %s is not a pty multiplexer: %s", PTMX,
 			    husk_errtext(errno));
 	slave = open_slave(master, why, sizeof(why));
@@ -96,29 +98,29 @@ int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char 
 	if (tty->flags & HUSK_TTY_SIZE) {
 		struct winsize ws = {.ws_row = tty->rows, .ws_col = tty->cols};
 
-		if (ioctl(master, TIOCSWINSZ, &ws) < 0)
+		if (husk_k->ioctl(master, TIOCSWINSZ, &ws) < 0)
 			return fail(err, errlen, master, slave, "process.consoleSize: set the console size to %ux%u: %s",
 				    tty->rows, tty->cols, husk_errtext(errno));
 	}
 	/* As runc: no "\r\n" for every "\n" the process prints. */
-	if (tcgetattr(slave, &t) < 0 || (t.c_oflag &= ~ONLCR, tcsetattr(slave, TCSANOW, &t) < 0))
+	if (husk_k->tcgetattr(slave, &t) < 0 || (t.c_oflag &= ~ONLCR, husk_k->tcsetattr(slave, TCSANOW, &t) < 0))
 		return fail(err, errlen, master, slave, "process.terminal: clear ONLCR on /dev/pts/%u: %s", n,
 			    husk_errtext(errno));
 	/* The devpts makes the slave root's; the process must own its tty. */
-	if (fchown(slave, uid, -1) < 0)
+	if (husk_k->fchown(slave, uid, -1) < 0)
 		return fail(err, errlen, master, slave, "process.terminal: chown /dev/pts/%u to %u: %s", n, uid,
 			    husk_errtext(errno));
 	if (send_master(sock, master, why, sizeof(why)) < 0)
 		return fail(err, errlen, master, slave, "process.terminal: %s", why);
-	close(master);
+	husk_k->close(master);
 	return slave;
 }
 
 int husk_take_ctty(char *err, size_t errlen)
 {
-	if (setsid() < 0)
+	if (husk_k->setsid() < 0)
 		return fail(err, errlen, -1, -1, "process.terminal: setsid: %s", husk_errtext(errno));
-	if (ioctl(0, TIOCSCTTY, 0) < 0)
+	if (husk_k->ioctl(0, TIOCSCTTY, NULL) < 0)
 		return fail(err, errlen, -1, -1, "process.terminal: make the pty the controlling terminal: %s",
 			    husk_errtext(errno));
 	return 0;

@@ -3,45 +3,23 @@ package nsenter
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/husk-runtime/husk/nsenter/internal/steptable"
 )
 
 // step is one row of the launcher's step table: husk_steps in launch.c,
 // and the table in docs/architecture.md.
-type step struct {
-	name, applies, runs string
-}
-
-var cRow = regexp.MustCompile(`^\s*\{"([a-z-]+)", (\w+), (\w+)\},`)
+type step = steptable.Row
 
 // cSteps reads husk_steps from launch.c (a NULL applies is "always").
 func cSteps(t *testing.T) []step {
 	t.Helper()
-	src, err := os.ReadFile("launch.c")
+	rows, err := steptable.Read("launch.c")
 	if err != nil {
 		t.Fatal(err)
-	}
-	text := string(src)
-	i := strings.Index(text, "const struct husk_step husk_steps[] = {")
-	if i < 0 {
-		t.Fatal("launch.c: no husk_steps table")
-	}
-	var rows []step
-	for _, line := range strings.Split(text[i:], "\n")[1:] {
-		if strings.HasPrefix(line, "};") {
-			break
-		}
-		m := cRow.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("launch.c: a husk_steps row this test cannot read: %q", line)
-		}
-		if m[2] == "NULL" {
-			m[2] = "always"
-		}
-		rows = append(rows, step{m[1], m[2], m[3]})
 	}
 	return rows
 }
@@ -75,7 +53,7 @@ func docSteps(t *testing.T) []step {
 		if strings.TrimSpace(cells[5]) == "" || strings.TrimSpace(cells[6]) == "" {
 			t.Errorf("docs/architecture.md: step %d has no runc's place or no reason", n)
 		}
-		rows = append(rows, step{strings.TrimSpace(cells[2]), strings.TrimSpace(cells[3]), strings.TrimSpace(cells[4])})
+		rows = append(rows, step{Name: strings.TrimSpace(cells[2]), Applies: strings.TrimSpace(cells[3]), Runs: strings.TrimSpace(cells[4])})
 	}
 	return rows
 }
@@ -105,7 +83,7 @@ func orderErrors(rows []step) []error {
 	at := func(runs string) []int {
 		var idx []int
 		for i, r := range rows {
-			if r.runs == runs {
+			if r.Runs == runs {
 				idx = append(idx, i)
 			}
 		}
@@ -122,10 +100,10 @@ func orderErrors(rows []step) []error {
 	// could make a syscall the filter gives the listener to answer.
 	pairs := map[string]string{"filter_early": "listener_early", "filter_late": "listener_late"}
 	for _, i := range at("load_seccomp") {
-		want := pairs[rows[i].applies]
-		if i+1 >= len(rows) || rows[i+1].runs != "hand_over_listener" || rows[i+1].applies != want {
+		want := pairs[rows[i].Applies]
+		if i+1 >= len(rows) || rows[i+1].Runs != "hand_over_listener" || rows[i+1].Applies != want {
 			errs = append(errs, fmt.Errorf("step %d (%s, %s) is not followed by the listener's hand-over (applies %s)",
-				i+1, rows[i].name, rows[i].applies, want))
+				i+1, rows[i].Name, rows[i].Applies, want))
 		}
 	}
 	// The listener's buffer is allocated before any filter.
@@ -151,7 +129,7 @@ func orderErrors(rows []step) []error {
 	// fork) and before the first filter (the listener's message has the
 	// pid); a late one after the last listener.
 	for _, i := range at("fork_process") {
-		switch rows[i].applies {
+		switch rows[i].Applies {
 		case "forks_early":
 			if i > sched || i > first("load_seccomp") {
 				errs = append(errs, fmt.Errorf("the early fork (step %d) is not before the scheduler and the filter", i+1))
@@ -162,7 +140,7 @@ func orderErrors(rows []step) []error {
 			}
 		}
 	}
-	if len(rows) == 0 || rows[len(rows)-1].runs != "husk_launch_exec" {
+	if len(rows) == 0 || rows[len(rows)-1].Runs != "husk_launch_exec" {
 		errs = append(errs, fmt.Errorf("the last step is not execve (husk_launch_exec)"))
 	}
 	return errs
@@ -179,7 +157,7 @@ func TestStepOrderRulesCatchMoves(t *testing.T) {
 	rows := cSteps(t)
 	find := func(rs []step, runs, applies string) int {
 		for i, r := range rs {
-			if r.runs == runs && (applies == "" || r.applies == applies) {
+			if r.Runs == runs && (applies == "" || r.Applies == applies) {
 				return i
 			}
 		}

@@ -1,0 +1,139 @@
+/*
+ * The real kernel behind the launcher's steps (kernel.h): each wrapper
+ * makes the one call it is named for, so the steps make the same calls,
+ * in the same order, as they would call the kernel directly.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kernel.h"
+
+static int k_open(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+static int k_openat2(int dirfd, const char *path, struct open_how *how, size_t size)
+{
+	return syscall(SYS_openat2, dirfd, path, how, size);
+}
+
+static ssize_t k_read(int fd, void *buf, size_t n)
+{
+	return read(fd, buf, n);
+}
+
+static ssize_t k_write(int fd, const void *buf, size_t n)
+{
+	return write(fd, buf, n);
+}
+
+static int k_faccessat2(int dirfd, const char *path, int mode, int flags)
+{
+	return syscall(SYS_faccessat2, dirfd, path, mode, flags);
+}
+
+static int k_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg);
+}
+
+static long k_getcwd(char *buf, size_t n)
+{
+	return syscall(SYS_getcwd, buf, n);
+}
+
+static int k_setrlimit(int resource, const struct rlimit *r)
+{
+	return setrlimit(resource, r);
+}
+
+static long k_keyctl(int op, unsigned long arg2)
+{
+	return syscall(SYS_keyctl, op, arg2);
+}
+
+static long k_set_mempolicy(int mode, const void *nodes, unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, nodes, maxnode);
+}
+
+static long k_personality(unsigned long persona)
+{
+	return syscall(SYS_personality, persona);
+}
+
+static long k_ioprio_set(int which, int who, int ioprio)
+{
+	return syscall(SYS_ioprio_set, which, who, ioprio);
+}
+
+static long k_sched_setattr(pid_t pid, const void *attr, unsigned int flags)
+{
+	return syscall(SYS_sched_setattr, pid, attr, flags);
+}
+
+static long k_seccomp(unsigned int op, unsigned int flags, const void *args)
+{
+	return syscall(SYS_seccomp, op, flags, args);
+}
+
+static int k_prctl(int op, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
+{
+	return prctl(op, a2, a3, a4, a5);
+}
+
+static int k_setgroups(size_t n, const gid_t *groups)
+{
+	return setgroups(n, groups);
+}
+
+static long k_capset(void *hdr, void *data)
+{
+	return syscall(SYS_capset, hdr, data);
+}
+
+const struct husk_kernel husk_real_kernel = {
+	.open = k_open,
+	.access = access,
+	.openat2 = k_openat2,
+	.close = close,
+	.read = k_read,
+	.write = k_write,
+	.dup2 = dup2,
+	.stat = stat,
+	.fstat = fstat,
+	.fstatfs = fstatfs,
+	.fchown = fchown,
+	.faccessat2 = k_faccessat2,
+	.ioctl = k_ioctl,
+	.tcgetattr = tcgetattr,
+	.tcsetattr = tcsetattr,
+	.sendmsg = sendmsg,
+	.chdir = chdir,
+	.fchdir = fchdir,
+	.getcwd = k_getcwd,
+	.setsid = setsid,
+	.setrlimit = k_setrlimit,
+	.umask = umask,
+	.keyctl = k_keyctl,
+	.set_mempolicy = k_set_mempolicy,
+	.personality = k_personality,
+	.ioprio_set = k_ioprio_set,
+	.sched_setaffinity = sched_setaffinity,
+	.sched_setattr = k_sched_setattr,
+	.seccomp = k_seccomp,
+	.prctl = k_prctl,
+	.setgroups = k_setgroups,
+	.setresgid = setresgid,
+	.setresuid = setresuid,
+	.capset = k_capset,
+	.execve = execve,
+};
+
+const struct husk_kernel *husk_k = &husk_real_kernel;

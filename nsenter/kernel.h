@@ -1,0 +1,72 @@
+/*
+ * The launcher's kernel (kernel.c): every kernel call its steps make
+ * (launch.c's table, with attrs.c, creds.c, cwd.c, lookup.c, pty.c),
+ * each behind a function pointer named for the call, as Go init's
+ * initproc/kernel.go. husk_k is the real kernel, thin wrappers making the
+ * same calls; the steps' tests (nsenter/internal/stepfake) point it at a
+ * fake that records each call and fails the one they choose, so the
+ * order and the error paths are tested without root. The fork step has
+ * its own seam (husk_launch.fork).
+ */
+#ifndef HUSK_KERNEL_H
+#define HUSK_KERNEL_H
+
+#include <linux/openat2.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/vfs.h>
+#include <termios.h>
+
+struct husk_kernel {
+	/* files and fds */
+	int (*open)(const char *path, int flags);
+	int (*access)(const char *path, int mode);
+	int (*openat2)(int dirfd, const char *path, struct open_how *how, size_t size);
+	int (*close)(int fd);
+	ssize_t (*read)(int fd, void *buf, size_t n);
+	ssize_t (*write)(int fd, const void *buf, size_t n);
+	int (*dup2)(int from, int to);
+	int (*stat)(const char *path, struct stat *st);
+	int (*fstat)(int fd, struct stat *st);
+	int (*fstatfs)(int fd, struct statfs *fs);
+	int (*fchown)(int fd, uid_t uid, gid_t gid);
+	int (*faccessat2)(int dirfd, const char *path, int mode, int flags);
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	int (*tcgetattr)(int fd, struct termios *t);
+	int (*tcsetattr)(int fd, int act, const struct termios *t);
+	ssize_t (*sendmsg)(int fd, const struct msghdr *m, int flags);
+	/* cwd and session */
+	int (*chdir)(const char *path);
+	int (*fchdir)(int fd);
+	long (*getcwd)(char *buf, size_t n);
+	pid_t (*setsid)(void);
+	/* attributes */
+	int (*setrlimit)(int resource, const struct rlimit *r);
+	mode_t (*umask)(mode_t mask);
+	long (*keyctl)(int op, unsigned long arg2);
+	long (*set_mempolicy)(int mode, const void *nodes, unsigned long maxnode);
+	long (*personality)(unsigned long persona);
+	long (*ioprio_set)(int which, int who, int ioprio);
+	int (*sched_setaffinity)(pid_t pid, size_t size, const cpu_set_t *set);
+	long (*sched_setattr)(pid_t pid, const void *attr, unsigned int flags);
+	long (*seccomp)(unsigned int op, unsigned int flags, const void *args);
+	/* credentials */
+	int (*prctl)(int op, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5);
+	int (*setgroups)(size_t n, const gid_t *groups);
+	int (*setresgid)(gid_t r, gid_t e, gid_t s);
+	int (*setresuid)(uid_t r, uid_t e, uid_t s);
+	long (*capset)(void *hdr, void *data);
+	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	/* Not a kernel call: the fake's mark where step i (0-based in
+	 * husk_steps) starts; NULL in the real kernel. */
+	void (*step)(size_t i, const char *name);
+};
+
+extern const struct husk_kernel husk_real_kernel;
+extern const struct husk_kernel *husk_k; /* &husk_real_kernel but in the steps' tests */
+
+#endif
