@@ -167,11 +167,10 @@ func (e *errGone) Error() string {
 }
 
 // forwardLogs re-logs init's JSON log lines at their level. An error
-// record is the launcher's failed execve (see LogExecFailed).
-// The caller counts it in forwarding first.
-func forwardLogs(r io.ReadCloser) {
-	defer forwarding.Done()
-	defer r.Close()
+// record is the launcher's failed execve (see LogExecFailed). The caller
+// registers r first (forwards.add).
+func forwardLogs(r *credReader) {
+	defer forwards.done(r)
 	sc := bufio.NewScanner(r)
 	debug := logrus.IsLevelEnabled(logrus.DebugLevel)
 	for sc.Scan() {
@@ -204,11 +203,46 @@ func LogExecFailed(why string) {
 	}
 }
 
-// forwarding counts the forwardLogs loops still reading: each ends when
-// init's end of its log pipe closes, at the process's execve (or exit).
-var forwarding sync.WaitGroup
+// forwards are the log sockets still read. A read ends when every copy
+// of init's end is closed, at the process's execve (or exit), or when
+// WaitForwardedLogs shuts it down.
+var forwards = &logSockets{open: map[*credReader]bool{}}
 
-// WaitForwardedLogs waits until every log pipe is drained. Call it only
-// once the processes are gone (Waiter.Wait): a created container's init
-// holds its pipe until start.
-func WaitForwardedLogs() { forwarding.Wait() }
+type logSockets struct {
+	mu   sync.Mutex
+	wg   sync.WaitGroup
+	open map[*credReader]bool
+}
+
+// add counts r in before its goroutine runs: Wait may come first.
+func (l *logSockets) add(r *credReader) {
+	l.mu.Lock()
+	l.open[r] = true
+	l.wg.Add(1)
+	l.mu.Unlock()
+}
+
+// done closes r, under the lock that shut keeps its fd number with.
+func (l *logSockets) done(r *credReader) {
+	l.mu.Lock()
+	delete(l.open, r)
+	r.Close()
+	l.mu.Unlock()
+	l.wg.Done()
+}
+
+// WaitForwardedLogs reads what init's log sockets hold and waits until
+// each read has ended. Call it only once the processes are gone
+// (Waiter.Wait; a created container's init holds its socket until start):
+// everything husk's writers wrote is queued then. A container process
+// that took a copy of the socket (issue 33, finding 4) could keep it open
+// for ever and hold husk with it: each socket is shut for reading, which
+// ends its read once the queue is empty (and fails the copy's writes).
+func WaitForwardedLogs() {
+	forwards.mu.Lock()
+	for r := range forwards.open {
+		_ = unix.Shutdown(int(r.File.Fd()), unix.SHUT_RD)
+	}
+	forwards.mu.Unlock()
+	forwards.wg.Wait()
+}

@@ -119,8 +119,9 @@ func Start(r *Request) (int, error) {
 		initPeers.settle()
 		defer logPeers.settle()
 	}
-	forwarding.Add(1) // before the goroutine runs: Wait may come first
-	go forwardLogs(&credReader{File: logR, what: "husk init's log", peers: logPeers})
+	logs := &credReader{File: logR, what: "husk init's log", peers: logPeers}
+	forwards.add(logs)
+	go forwardLogs(logs)
 	trace.Mark("spawn")
 	pid, err := r.converse(&credReader{File: sock, what: "init socket", peers: initPeers}, cmd.pid, born, msg, view.seal, logPeers)
 	var gone *errGone

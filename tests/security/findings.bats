@@ -323,7 +323,7 @@ ran_out() {
 # container's pid namespace). husk reads only what its launcher (and, on the log
 # socket, the process it forked) wrote: the forgery is dropped with a
 # warning and the exec runs.
-@test "finding 4: a container process with CAP_SYS_PTRACE that takes an exec's init and log sockets (pidfd_getfd) forges no ERROR frame nor log line, and the exec runs" {
+@test "finding 4: a container process with CAP_SYS_PTRACE that takes an exec's init and log sockets (pidfd_getfd) and keeps them forges no ERROR frame nor log line, and the exec runs and returns" {
 	local id listener sock inode held HUSK_TIMEOUT=60
 	listener="$(build_tool seccomp-listener)" || fail "cannot build seccomp-listener"
 	cp "$(static_tool fd-thief)" "$BUNDLE/rootfs/fd-thief" || fail "cannot build fd-thief"
@@ -338,7 +338,7 @@ ran_out() {
 		| .root.readonly = false
 		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
 			syscalls: [{names: ["getcwd"], action: "SCMP_ACT_NOTIFY"}]}'
-	set_args /fd-thief -held /release.held -release /release -text "$MARKER"
+	set_args /fd-thief -held /release.held -release /release -text "$MARKER" -keep
 	id="$(new_id)"
 	run_bg "$id"
 	for _ in $(seq 100); do [ -s "$TEST_DIR/state-init.json" ] && break; sleep 0.05; done
