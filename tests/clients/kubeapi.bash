@@ -10,45 +10,57 @@
 # API server makes itself (--cert-dir, self-signed: its file holds the CA
 # the clients trust), the service-account key, a static token file (one
 # token for kubelet and the suite; authorization is AlwaysAllow) and the
-# kubeconfig kubelet is given.
+# kubeconfig kubelet is given. That directory is root's alone: the token
+# makes its holder the cluster's admin, and anonymous requests are refused.
 
-# kubeapi_port N: kubelet_start's base port + N (N = 2, 3: etcd's client and
-# peer ports, 4: the API server's; the base port and the next are kubelet's).
+# kubeapi_port N: kubelet_start's base port + N (N = 2: etcd's peer port,
+# 3: the API server's; the base port and the next are kubelet's).
 kubeapi_port() {
 	echo $((20000 + $$ % 20000 + $1))
+}
+
+# kubeapi_missing: what kubeapi_start needs and this machine lacks, if
+# anything, as a reason to skip.
+kubeapi_missing() {
+	local c
+	for c in etcd:etcd-server openssl:openssl curl:curl; do
+		command -v "${c%%:*}" >/dev/null || echo "${c%%:*} not installed (apt-get install ${c#*:})"
+	done | head -1
 }
 
 # kubeapi_start DIR: etcd and kube-apiserver for the suite of DIR; PIDs in
 # DIR/etcd.pid and DIR/apiserver.pid, logs beside them. Prints nothing;
 # DIR/api/kubeconfig is kubelet's.
 kubeapi_start() {
-	local d="$1" a="$1/api" bin etcd_port peer_port port token
-	require_cmd etcd etcd-server
-	require_cmd openssl
-	require_cmd curl
+	local d="$1" a="$1/api" bin peer_port port token
 	bin="$(kubelet_binary)" || fail "no kubelet (tests/clients/build.sh kubelet failed)"
 	bin="$(dirname "$bin")/kube-apiserver"
 	[ -x "$bin" ] || fail "no kube-apiserver beside the kubelet ($bin)"
-	etcd_port="$(kubeapi_port 2)" peer_port="$(kubeapi_port 3)" port="$(kubeapi_port 4)"
+	peer_port="$(kubeapi_port 2)" port="$(kubeapi_port 3)"
+	# The token is the API server's admin (AlwaysAllow): only root reads it.
+	mkdir -p -m 0700 "$a"
 	mkdir -p "$a/etcd" "$a/pki"
-	chmod 0700 "$a/etcd"
-	etcd --name husk-test --data-dir "$a/etcd" \
-		--listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+	# etcd serves its clients on a socket of the 0700 directory (etcd 3.4
+	# names it "HOST:PORT" in its working directory), not on a port any
+	# local user could write the cluster's objects through.
+	(cd "$a" && exec etcd --name husk-test --data-dir "$a/etcd" \
+		--listen-client-urls unix://etcd.sock:0 --advertise-client-urls unix://etcd.sock:0 \
 		--listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
 		--initial-cluster "husk-test=http://127.0.0.1:$peer_port" \
-		</dev/null >"$d/etcd.log" 2>&1 3>&- &
+		</dev/null >"$d/etcd.log" 2>&1 3>&-) &
 	echo $! >"$d/etcd.pid"
-	wait_until 60 curl -fsS --max-time 2 "http://127.0.0.1:$etcd_port/health" >/dev/null || {
+	wait_until 60 curl -fsS --max-time 2 --unix-socket "$a/etcd.sock:0" http://localhost/health >/dev/null || {
 		tail -20 "$d/etcd.log" >&2
-		fail "etcd did not answer on 127.0.0.1:$etcd_port"
+		fail "etcd did not answer on $a/etcd.sock:0"
 	}
 	openssl genrsa -out "$a/sa.key" 2048 2>/dev/null || fail "openssl genrsa failed"
 	token="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 	echo "$token" >"$a/token"
 	echo "$token,system:node:$KUBE_NODE,node-$KUBE_NODE,\"system:nodes,system:masters\"" >"$a/tokens.csv"
-	"$bin" --etcd-servers "http://127.0.0.1:$etcd_port" \
+	"$bin" --etcd-servers "unix://$a/etcd.sock:0" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
-		--cert-dir "$a/pki" --token-auth-file "$a/tokens.csv" --authorization-mode AlwaysAllow \
+		--cert-dir "$a/pki" --token-auth-file "$a/tokens.csv" --anonymous-auth=false \
+		--authorization-mode AlwaysAllow \
 		--service-account-issuer https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file "$a/sa.key" --service-account-signing-key-file "$a/sa.key" \
 		--service-cluster-ip-range 10.233.0.0/24 \

@@ -24,6 +24,7 @@ setup_file() {
 	runtime_ready
 	export SUITE_SKIP SUITE_DIR CRICLIENT REF_RUNC
 	SUITE_SKIP="$(userns_skip_reason)"
+	[ -n "$SUITE_SKIP" ] || SUITE_SKIP="$(kubeapi_missing)"
 	[ -z "$SUITE_SKIP" ] || return 0
 	REF_RUNC="${HUSK_REF_RUNC:-}"
 	if [ -z "$REF_RUNC" ]; then

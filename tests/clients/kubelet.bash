@@ -9,7 +9,9 @@
 #     it still sees containerd's netns mounts) where files are bound over
 #     /proc/sys/{vm/overcommit_memory,kernel/panic,kernel/panic_on_oops}
 #     (it sets them to 1, 10 and 1 with no warn-only option) and a suite
-#     directory over /var/lib/kubelet (its device-plugins socket dir);
+#     directory over /var/lib/kubelet (its device-plugins socket dir); with
+#     an API server (kubeapi.bash) its root-dir is a shared mount, so that
+#     the pods' secret and projected volumes reach containerd;
 #   - pod logs go to the suite dir (podLogsDir), volume plugins too
 #     (volumePluginDir); only the links of /var/log/containers are shared:
 #     the suite removes those of its pods' namespace (and the directory,
