@@ -221,11 +221,15 @@ clients: husk client-deps kube-deps clients-build
 # a hash of each recipe; module and build caches beside them). `make clients`
 # runs husk on Debian's containerd 1.6 (kubelet.bats and critest.bats among
 # its files); clients-kube runs the reference runtime (KUBE_REFERENCE) and
-# husk on containerd 2.x: ctr, the CRI, kubelet and critest.
+# husk on containerd 2.x: ctr, the CRI, kubelet and critest. kubelet-api.bats
+# runs kubelet with an API server (Debian's etcd, kube-apiserver of the same
+# build; openssl makes its service-account key) and compares husk's
+# hostUsers: false pods with a recent runc's (build.sh runc: Debian's has no
+# idmapped mounts).
 CLIENTS_CACHE  ?= /var/cache/husk-clients
 KUBE_REFERENCE ?= /usr/sbin/runc
-KUBE_DEPS      := curl iptables
-KUBE_SUITES    ?= containerd cri kubelet critest
+KUBE_DEPS      := curl iptables etcd-server openssl
+KUBE_SUITES    ?= containerd cri kubelet kubelet-api critest
 .PHONY: clients-kube clients-build clients-prebuild kube-deps
 export HUSK_CLIENTS_CACHE := $(CLIENTS_CACHE)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build.sh NAME...: build the clients of the test-only Go modules under
-# tests/clients (kubelet, containerd2, critest) from the Go module proxy,
+# tests/clients (kubelet, containerd2, critest, runc) from the Go module proxy,
 # once, and print for each NAME the directory that holds its binaries.
 #
 # A build goes to $HUSK_CLIENTS_CACHE/NAME-<key>/ (default cache
@@ -12,10 +12,14 @@
 # content-addressed, and kubelet and critest share most of their modules.
 # Older builds of a NAME are removed once a new one is in place.
 #
-#   kubelet      k8s.io/kubernetes' cmd/kubelet            (kubelet)
+#   kubelet      k8s.io/kubernetes' cmd/kubelet and cmd/kube-apiserver
+#                                                          (kubelet, kube-apiserver)
 #   containerd2  github.com/containerd/containerd/v2        (containerd, containerd-shim-runc-v2, ctr)
 #   critest      sigs.k8s.io/cri-tools' critest, and the in-memory image
 #                registry that serves critest's images     (critest, registry)
+#   runc         github.com/opencontainers/runc, a release recent enough for
+#                idmapped mounts (Debian 12's 1.1.5 has none): the reference
+#                of the hostUsers: false pods                (runc)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,8 +28,11 @@ GO="${GO:-go}"
 command -v "$GO" >/dev/null || GO=/usr/local/go/bin/go
 
 # recipe_NAME OUT: build NAME's binaries into OUT (run in the module's dir).
+# kube-apiserver of the same k8s.io/kubernetes: the API server of the
+# suites that need one (service-account tokens, RuntimeClasses).
 recipe_kubelet() {
 	"$GO" build -o "$1/kubelet" k8s.io/kubernetes/cmd/kubelet
+	"$GO" build -o "$1/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 }
 
 # containerd's Makefile builds without btrfs (tag no_btrfs) when its
@@ -51,6 +58,12 @@ recipe_critest() {
 	CGO_ENABLED=0 "$GO" build -o "$1/pause" ./pause
 }
 
+# runc with its seccomp support (cgo and libseccomp-dev), as its Makefile
+# builds it by default.
+recipe_runc() {
+	"$GO" build -tags seccomp -o "$1/runc" github.com/opencontainers/runc
+}
+
 # key NAME: the hash of NAME's recipe.
 key() {
 	{
@@ -63,7 +76,7 @@ key() {
 build() {
 	local name="$1" k out tmp start
 	declare -F "recipe_$name" >/dev/null || {
-		echo "build.sh: unknown client $name (kubelet, containerd2, critest)" >&2
+		echo "build.sh: unknown client $name (kubelet, containerd2, critest, runc)" >&2
 		return 1
 	}
 	k="$(key "$name")"
@@ -93,7 +106,7 @@ build() {
 	echo "$out"
 }
 
-[ $# -gt 0 ] || set -- kubelet containerd2 critest
+[ $# -gt 0 ] || set -- kubelet containerd2 critest runc
 for name in "$@"; do
 	build "$name"
 done

@@ -9,7 +9,9 @@
 #     it still sees containerd's netns mounts) where files are bound over
 #     /proc/sys/{vm/overcommit_memory,kernel/panic,kernel/panic_on_oops}
 #     (it sets them to 1, 10 and 1 with no warn-only option) and a suite
-#     directory over /var/lib/kubelet (its device-plugins socket dir);
+#     directory over /var/lib/kubelet (its device-plugins socket dir); with
+#     an API server (kubeapi.bash) its root-dir is a shared mount, so that
+#     the pods' secret and projected volumes reach containerd;
 #   - pod logs go to the suite dir (podLogsDir), volume plugins too
 #     (volumePluginDir); only the links of /var/log/containers are shared:
 #     the suite removes those of its pods' namespace (and the directory,
@@ -85,10 +87,13 @@ iptables_chains() {
 	done | sort
 }
 
-# kubelet_start DIR: a kubelet for the containerd of DIR (started by
-# containerd_start DIR cri); PID in DIR/kubelet.pid, log in DIR/kubelet.log.
+# kubelet_start DIR [KUBECONFIG]: a kubelet for the containerd of DIR
+# (started by containerd_start DIR cri); PID in DIR/kubelet.pid, log in
+# DIR/kubelet.log. With KUBECONFIG it also registers the node with that API
+# server and runs its pods (kubeapi.bash), besides the static ones.
 kubelet_start() {
-	local d="$1" k="$1/kubelet" bin port cg
+	local d="$1" k="$1/kubelet" bin port cg api=()
+	[ -z "${2:-}" ] || api=(--kubeconfig "$2")
 	bin="$(kubelet_binary)" || fail "no kubelet (tests/clients/build.sh kubelet failed)"
 	mkdir -p "$k/root" "$k/pki" "$k/plugins" "$k/var-lib-kubelet" "$k/sysctl" "$k/logs" "$d/manifests"
 	port=$((20000 + $$ % 20000))
@@ -132,16 +137,33 @@ kubelet_start() {
 		cat "/proc/sys/$f" >"$k/sysctl/${f#*/}"
 		echo "$f $(cat "/proc/sys/$f")"
 	done >"$k/sysctl.host"
-	# The binds exist only in kubelet's mount namespace.
-	unshare --mount --propagation slave sh -c '
+	# The binds exist only in kubelet's mount namespace, whose mounts are
+	# all slaves of the host's (unshare's propagation slave) but one: with an
+	# API server, kubelet mounts the pods' secret and projected volumes
+	# (tmpfs) under its root-dir, and containerd, in the host's namespace,
+	# binds them into the containers. There the root-dir is a shared mount
+	# of its own, a peer of the host's, so that those mounts reach the host
+	# (kubelet_stop unmounts it).
+	local prop=slave
+	if [ ${#api[@]} -gt 0 ]; then
+		mount --bind "$k/root" "$k/root" && mount --make-shared "$k/root" || fail "cannot share $k/root"
+		touch "$k/root.shared"
+		prop=unchanged
+	fi
+	unshare --mount --propagation "$prop" sh -c '
 		k="$1"; shift
+		if [ -e "$k/root.shared" ]; then
+			findmnt -rn -o TARGET | while read -r m; do
+				[ "$m" = "$k/root" ] || mount --make-slave "$m" 2>/dev/null || true
+			done
+		fi
 		mount --bind "$k/sysctl/overcommit_memory" /proc/sys/vm/overcommit_memory &&
 		mount --bind "$k/sysctl/panic" /proc/sys/kernel/panic &&
 		mount --bind "$k/sysctl/panic_on_oops" /proc/sys/kernel/panic_on_oops &&
 		mount --bind "$k/var-lib-kubelet" /var/lib/kubelet &&
 		exec "$@"' sh "$k" \
 		"$bin" --config "$k/config.yaml" --root-dir "$k/root" --cert-dir "$k/pki" \
-		--hostname-override "$KUBE_NODE" --v=2 </dev/null >"$d/kubelet.log" 2>&1 3>&- &
+		--hostname-override "$KUBE_NODE" "${api[@]}" --v=2 </dev/null >"$d/kubelet.log" 2>&1 3>&- &
 	echo $! >"$d/kubelet.pid"
 	wait_until 120 kube_pods >/dev/null || {
 		tail -30 "$d/kubelet.log" >&2
@@ -149,9 +171,13 @@ kubelet_start() {
 	}
 }
 
-# kubelet_stop DIR: SIGTERM DIR's kubelet by its PID and wait.
+# kubelet_stop DIR: SIGTERM DIR's kubelet by its PID and wait; unmount its
+# shared root-dir (and what kubelet left mounted there), if it had one.
 kubelet_stop() {
 	daemon_stop "$1/kubelet.pid"
+	if [ -e "$1/kubelet/root.shared" ]; then
+		umount -R "$1/kubelet/root" && rm -f "$1/kubelet/root.shared"
+	fi
 }
 
 # http_get URL: the body of an http://HOST:PORT/PATH URL answered 200: curl,
@@ -281,6 +307,30 @@ no_pod_cgroups() {
 	! kube_leaks "$1" | grep -q '^pod cgroup'
 }
 
+# kube_stop_all DIR [STOP...]: once DIR's pods are gone, stop kubelet, then
+# run STOP (more daemons to stop), then stop containerd, and fail with
+# whatever the suite left behind.
+kube_stop_all() {
+	local d="$1" leaks
+	shift
+	# kubelet removes the pod cgroups once the pods are gone.
+	wait_until 60 no_pod_cgroups "$d" || true
+	# Its container GC removes the /var/log/containers links (slowly in
+	# the VM lane); what it has not removed yet, the suite takes back.
+	wait_until 60 bash -c "! ls /var/log/containers 2>/dev/null | grep -qF _${KUBE_NS}_" || true
+	kubelet_stop "$d"
+	[ $# -eq 0 ] || "$@"
+	containerd_stop "$d"
+	ip link delete hcri0 2>/dev/null || true
+	# Pod cgroups and sysctls are never taken back: they must be right; the
+	# rest of kubelet's traces must be gone once the suite took them back.
+	leaks="$(kube_leaks "$d" | grep -e '^pod cgroup' -e '^sysctl' || true)"
+	kube_cleanup "$d"
+	leaks="$leaks$(kube_leaks "$d")"
+	[ -z "$leaks" ] || fail "kubelet left: $leaks"
+	assert_nothing_left "$d" "$(basename "$(kube_cgroup_root "$d")")"
+}
+
 # kube_cleanup DIR: take back what kubelet made outside the suite dir (its
 # cgroup tree, new KUBE-* chains, links, /var/lib/kubelet if the suite made
 # it); the containerd side is clean_leaks'.
@@ -305,4 +355,61 @@ kube_cleanup() {
 		rm -rf /var/lib/kubelet
 	fi
 	return 0
+}
+
+# userns_skip_reason: why a hostUsers: false pod cannot run here (nothing
+# when it can): containerd 2.x asks the runtime's `features` for idmapped
+# mounts and reports user namespaces to kubelet only then (containerd 1.6's
+# CRI has none); the emptyDir is a tmpfs, and idmapped tmpfs mounts came in
+# Linux 6.3 (the VM lane's guest runs 6.1).
+userns_skip_reason() {
+	local kv
+	if ! containerd --version | grep -q ' v\?[2-9]\.'; then
+		echo "containerd 1.x: its CRI has no user namespaces (hostUsers: false needs containerd 2.x)"
+	elif ! "$CLIENT_RUNTIME" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled' >/dev/null; then
+		echo "$CLIENT_RUNTIME reports no idmapped mounts in \`features\` ($("$CLIENT_RUNTIME" --version | head -1)): containerd gives kubelet no user-namespace support for it"
+	else
+		kv="$(uname -r)"
+		kv="${kv%%-*}"
+		[ "$(printf '%s\n6.3\n' "${kv%.*}" | sort -V | head -1)" = 6.3 ] ||
+			echo "kernel $(uname -r): idmapped tmpfs mounts (the emptyDir) need Linux 6.3"
+	fi
+}
+
+# userns_facts POD HOSTDIR: what a hostUsers: false pod POD shows, one
+# "what: value" line each, with the host ids relative to the pod's base id
+# (each pod has its own range), so that two runtimes' pods compare equal
+# line by line. POD has the containers main (root, the emptyDir at /data,
+# HOSTDIR at /host) and user (uid and gid 1000, the emptyDir at /data); the
+# files each writes there, as seen inside and on the host; a file of the
+# host's 0:0 as seen inside; the volumes' mount options inside; and the
+# service-account files, when the pod has them, as user sees them.
+userns_facts() {
+	local pod="$1" host="$2" main user base pid c uid sa=/var/run/secrets/kubernetes.io/serviceaccount
+	main="$(ctr_id "$pod" main)" && user="$(ctr_id "$pod" user)" || return 1
+	uid="$(kube_pod "$pod" | jq -r .metadata.uid)"
+	base="$(cri exec "$main" cat /proc/self/uid_map | awk '{print $2}')" || return 1
+	echo "uid_map: $(cri exec "$main" cat /proc/self/uid_map | awk -v b="$base" '{print $1, $2 - b, $3}')"
+	echo "gid_map: $(cri exec "$main" cat /proc/self/gid_map | awk -v b="$base" '{print $1, $2 - b, $3}')"
+	for c in main user; do
+		echo "$c id: $(cri exec "$(ctr_id "$pod" "$c")" id)"
+		pid="$(ctr_pid "$pod" "$c")" || return 1
+		awk -v c="$c" -v b="$base" '/^(Uid|Gid|Groups):/ {
+			printf "%s host %s", c, $1; for (i = 2; i <= NF; i++) printf " %+d", $i - b; print ""
+		}' "/proc/$pid/status"
+	done
+	cri exec "$main" sh -c 'echo m >/data/main && echo m >/host/main && mkdir /data/d /host/d' || return 1
+	cri exec "$user" sh -c 'echo u >/data/user' || return 1
+	echo from-host >"$host/from-host"
+	echo "inside: $(cri exec "$main" stat -c '%n %u:%g %a' /data /data/main /data/user /data/d /host/main /host/d /host/from-host | tr '\n' ' ')"
+	echo "on the host: $(cd "$SUITE_DIR/kubelet/root/pods/$uid/volumes/kubernetes.io~empty-dir/scratch" &&
+		stat -c '%n %u:%g %a' . main user d | tr '\n' ' ') $(cd "$host" && stat -c '%n %u:%g %a' main d | tr '\n' ' ')"
+	for c in /data /host; do
+		echo "mount $c: $(cri exec "$main" awk -v m="$c" '$5 == m {print $6}' /proc/self/mountinfo)"
+	done
+	if cri exec "$user" test -d "$sa"; then
+		echo "service account: $(cri exec "$user" stat -L -c '%n %u:%g %a' "$sa/token" "$sa/ca.crt" "$sa/namespace" | tr '\n' ' ')"
+		echo "mount $sa: $(cri exec "$user" awk -v m="$sa" '$5 == m {print $6}' /proc/self/mountinfo)"
+		echo "token readable by user: $(cri exec "$user" cat "$sa/token" | awk -F. 'NF == 3 {print "yes"}')"
+	fi
 }

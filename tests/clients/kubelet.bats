@@ -227,20 +227,9 @@ $(ctr_yaml main '[sh, /out/term.sh]')
 
 @test "kubelet: hostUsers: false: a user namespace of 65536 ids, idmapped emptyDir and hostPath volumes" {
 	local id uid pid base sb out="$SUITE_DIR/userns" f
-	# containerd 2.x asks the runtime's `features` for idmapped mounts and
-	# reports user namespaces to kubelet only then; containerd 1.6 has no
-	# user namespaces in its CRI.
-	containerd --version | grep -q ' v\?[2-9]\.' ||
-		skip "containerd 1.x: its CRI has no user namespaces (hostUsers: false needs containerd 2.x)"
-	"$CLIENT_RUNTIME" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled' >/dev/null ||
-		skip "$CLIENT_RUNTIME reports no idmapped mounts in \`features\` ($("$CLIENT_RUNTIME" --version | head -1)): containerd gives kubelet no user-namespace support for it"
-	# The emptyDir is a tmpfs: idmapped tmpfs mounts came in Linux 6.3
-	# (the VM lane's guest runs 6.1).
-	local kv
-	kv="$(uname -r)"
-	kv="${kv%%-*}"
-	[ "$(printf '%s\n6.3\n' "${kv%.*}" | sort -V | head -1)" = 6.3 ] ||
-		skip "kernel $(uname -r): idmapped tmpfs mounts (the emptyDir) need Linux 6.3"
+	local why
+	why="$(userns_skip_reason)"
+	[ -z "$why" ] || skip "$why"
 	mkdir -p "$out"
 	pod_add userns "terminationGracePeriodSeconds: 1
 hostUsers: false
@@ -293,25 +282,10 @@ $(ctr_yaml user '[sleep, "3600"]')
 }
 
 @test "zz: pods removed, kubelet and containerd stopped: nothing is left behind" {
-	local leaks
 	rm -f "$SUITE_DIR"/manifests/*.yaml
 	local p
 	for p in limits probes restart init shared secctx term userns; do
 		wait_until 90 pod_gone "$p" || fail "pod $p still there"
 	done
-	# kubelet removes the pod cgroups once the pods are gone.
-	wait_until 60 no_pod_cgroups "$SUITE_DIR" || true
-	# Its container GC removes the /var/log/containers links (slowly in
-	# the VM lane); what it has not removed yet, the suite takes back.
-	wait_until 60 bash -c "! ls /var/log/containers 2>/dev/null | grep -qF _${KUBE_NS}_" || true
-	kubelet_stop "$SUITE_DIR"
-	containerd_stop "$SUITE_DIR"
-	ip link delete hcri0 2>/dev/null || true
-	# Pod cgroups and sysctls are never taken back: they must be right; the
-	# rest of kubelet's traces must be gone once the suite took them back.
-	leaks="$(kube_leaks "$SUITE_DIR" | grep -e '^pod cgroup' -e '^sysctl' || true)"
-	kube_cleanup "$SUITE_DIR"
-	leaks="$leaks$(kube_leaks "$SUITE_DIR")"
-	[ -z "$leaks" ] || fail "kubelet left: $leaks"
-	assert_nothing_left "$SUITE_DIR" "$(basename "$(kube_cgroup_root "$SUITE_DIR")")"
+	kube_stop_all "$SUITE_DIR"
 }
