@@ -106,6 +106,12 @@ done
 # ---- Configure: what the second stage's maintainer scripts would make ----
 # (debootstrap links /proc to the host's in a container: a real directory.)
 [ ! -L "$root/proc" ] || { rm "$root/proc" && mkdir -m 0555 "$root/proc"; }
+# base-files: its postinst is a shell script made to run from outside
+# (DPKG_ROOT): /var/run -> /run (where godbus finds the system bus),
+# /var/lock -> /run/lock, /etc/profile and the like.
+dpkg-deb -e "$root/$(awk '$1 == "base-files" { print $2; exit }' "$root/debootstrap/debpaths")" "$work/base-files"
+DPKG_ROOT="$root" sh "$work/base-files/postinst" configure ||
+	{ log "base-files' postinst (DPKG_ROOT=$root) failed"; exit 1; }
 # base-passwd: the accounts from its masters. systemd's and dbus's own
 # (sysusers.d) are made at boot by the root's systemd-sysusers.service.
 cp "$root/usr/share/base-passwd/passwd.master" "$root/etc/passwd"

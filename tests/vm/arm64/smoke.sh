@@ -70,11 +70,12 @@ chroot "$rootfs" /bin/busybox --install -s /bin
 echo 'root:x:0:0:root:/:/bin/sh' >"$rootfs/etc/passwd"
 
 : >"$out"
-if [ "$(uname -m)" = aarch64 ] && grep -q '^cgroup2 /sys/fs/cgroup cgroup2 ' /proc/mounts && ! grep -q ' cgroup ' /proc/mounts &&
+if [ "$(uname -m)" = aarch64 ] && [ "$(cat /proc/1/comm)" = systemd ] &&
+	grep -q '^cgroup2 /sys/fs/cgroup cgroup2 ' /proc/mounts && ! grep -q ' cgroup ' /proc/mounts &&
 	"$husk" --version >"$out" 2>&1 && grep -q '^libseccomp: 2\.' "$out"; then
-	ok "guest: aarch64 kernel $(uname -r), pure cgroup v2; husk --version: $(head -1 "$out")"
+	ok "guest: aarch64 kernel $(uname -r), systemd as PID 1, pure cgroup v2; husk --version: $(head -1 "$out")"
 else
-	not_ok "guest: aarch64, cgroup v2, husk --version" "uname -m: $(uname -m); cgroup mounts: $(grep cgroup /proc/mounts)"
+	not_ok "guest: aarch64, systemd, cgroup v2, husk --version" "uname -m: $(uname -m); PID 1: $(cat /proc/1/comm); cgroup mounts: $(grep cgroup /proc/mounts)"
 fi
 
 husk_run run
@@ -162,11 +163,12 @@ pid=$(pid_of "$id")
 if [ "$rc" = 0 ] && [ -n "$pid" ] && [ "$(cat "/proc/$pid/cgroup")" = "0::/system.slice/$unit" ] &&
 	[ "$(unit_state "$unit")" = "loaded active" ] && [ "$(systemctl show -P Delegate "$unit")" = yes ] &&
 	[ "$(systemctl show -P MemoryMax "$unit")" = 33554432 ] && [ "$(systemctl show -P TasksMax "$unit")" = 20 ] &&
-	[ "$(cat "$scope/memory.max")" = 33554432 ] && [ "$(cat "$scope/pids.max")" = 20 ]; then
-	ok "systemd driver: the container is in the transient scope system.slice/$unit (Delegate=yes); MemoryMax, TasksMax and the cgroup's memory.max, pids.max are the config's"
+	[ "$(cat "$scope/memory.max")" = 33554432 ] && [ "$(cat "$scope/pids.max")" = 20 ] &&
+	[ "$(systemctl is-active dbus.service)" = active ]; then
+	ok "systemd driver: the container is in the transient scope system.slice/$unit (Delegate=yes), made over the system bus; MemoryMax, TasksMax and the cgroup's memory.max, pids.max are the config's"
 else
 	not_ok "systemd driver: the container's scope" "run -d: $rc; pid '$pid' in $(cat "/proc/$pid/cgroup" 2>&1)" \
-		"$unit: $(unit_state "$unit"), Delegate=$(systemctl show -P Delegate "$unit")," \
+		"$unit: $(unit_state "$unit"), Delegate=$(systemctl show -P Delegate "$unit"), dbus.service: $(systemctl is-active dbus.service)," \
 		"MemoryMax=$(systemctl show -P MemoryMax "$unit") TasksMax=$(systemctl show -P TasksMax "$unit")"
 fi
 
