@@ -16,8 +16,8 @@
 #            (below, "Configure"); the second stage itself (dpkg run in the
 #            guest under TCG) took 18 minutes here.
 # The directory is named after a hash of this recipe, init, units/ and the
-# packages' versions; older images but one are pruned. Downloaded .debs are
-# kept in CACHE_DIR/debs for the next recipe.
+# packages' versions; older images but one are pruned. The last root's
+# .debs are kept in CACHE_DIR/debs for the next recipe.
 set -euo pipefail
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
@@ -123,6 +123,9 @@ echo husk-arm64 >"$root/etc/hostname"
 # announce a disk's device unit.
 echo '# the initramfs mounts / (tests/vm/arm64/init)' >"$root/etc/fstab"
 cp "$here"/units/* "$root/etc/systemd/system/"
+# The download cache keeps this root's .debs only.
+sed 's|.*/||' "$root/debootstrap/debpaths" | sort >"$work/debs.keep"
+(cd "$cache/debs" && ls | grep '\.deb$' | sort | comm -23 - "$work/debs.keep" | xargs -r rm -f --)
 rm -rf "$root/debootstrap" "$root/var/cache/apt/archives/"*.deb \
 	"$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" "$root/usr/share/info"
 mkfs.ext4 -q -F -L husk-arm64 -d "$root" "$work/root.img" 1G >"$work/mkfs.log" 2>&1 ||
