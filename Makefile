@@ -130,9 +130,10 @@ release-deps:
 
 # make vm-arm64: the arm64 release build (build/release.sh for arm64 alone,
 # of the tree as it is) on a smoke set in an arm64 Debian 12 guest under
-# qemu-system-aarch64, TCG (tests/vm/arm64/run.sh; docs/testing.md, "arm64").
+# qemu-system-aarch64, TCG, systemd as its PID 1 (tests/vm/arm64/run.sh; its
+# root: debootstrap --foreign and mkfs.ext4 -d; docs/testing.md, "arm64").
 # ./husk writes the bundles' configs (husk spec) on this side.
-VM_ARM64_DEPS := qemu-system-arm cpio jq binutils
+VM_ARM64_DEPS := qemu-system-arm debootstrap e2fsprogs cpio jq binutils
 VM_ARM64_DIST ?= $(CURDIR)/dist-arm64
 .PHONY: vm-arm64 vm-arm64-deps
 vm-arm64: husk release-deps vm-arm64-deps

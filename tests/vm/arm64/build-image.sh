@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # build-image.sh CACHE_DIR: build (once) what the arm64 guest boots and print
-# its directory. Everything comes from Debian 12's arm64 packages, fetched
-# with apt-get download through a private apt state (arm64 only; the host's
-# dpkg gets no foreign architecture) and unpacked with dpkg-deb -x:
+# its directory. Everything comes from Debian 12's arm64 packages; nothing
+# arm64 runs on the host (it has no qemu-user or binfmt_misc):
 #   Image    the kernel of linux-image-arm64 (an uncompressed arm64 Image;
-#            cgroup v2, seccomp, BPF, user namespaces and the PL011 console
-#            are built in, so no module is needed)
-#   initrd   a gzip'd cpio of busybox-static (arm64) and ./init
-# The directory is named after a hash of this recipe, init and the two
-# packages' versions; older images but one are pruned.
+#            cgroup v2, seccomp, BPF and user namespaces are built in),
+#            fetched with apt-get download through a private apt state
+#            (arm64 only; the host's dpkg gets no foreign architecture)
+#   initrd   a gzip'd cpio of the root's busybox-static, ./init and the
+#            kernel's modules for the root disk (virtio PCI and block, ext4)
+#   root.img an ext4 image of a Debian 12 arm64 minbase with systemd and
+#            dbus: debootstrap --foreign (its first stage: download and
+#            unpack, on the host), the packages the first stage leaves
+#            packed unpacked the same way, and what the maintainer scripts
+#            of the second stage would make that a systemd boot needs
+#            (below, "Configure"); the second stage itself (dpkg run in the
+#            guest under TCG) took 18 minutes here.
+# The directory is named after a hash of this recipe, init, units/ and the
+# packages' versions; older images but one are pruned. The last root's
+# .debs are kept in CACHE_DIR/debs for the next recipe.
 set -euo pipefail
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
@@ -53,10 +62,17 @@ kernel_pkg="$(apt_ apt-cache depends linux-image-arm64 2>/dev/null |
 version_of() { apt_ apt-cache show --no-all-versions "$1" | awk '/^Version:/ { print $2; exit }'; }
 kernel_ver="$(version_of "$kernel_pkg")"
 busybox_ver="$(version_of busybox-static)"
+systemd_ver="$(version_of systemd)"
+# The root: minbase, systemd as init, dbus (the systemd driver talks to
+# systemd through the system bus), busybox-static (the containers' rootfs).
+include=systemd,systemd-sysv,dbus,busybox-static
+# The root disk's modules, in load order (each after what it depends on:
+# the modules' depends= and softdep=).
+modules="virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk crc16 mbcache crc32c_generic jbd2 ext4"
 
 key="$( {
-	cat "$here/build-image.sh" "$here/init"
-	echo "$kernel_pkg $kernel_ver busybox-static $busybox_ver $suite"
+	cat "$here/build-image.sh" "$here/init" "$here"/units/*
+	echo "$kernel_pkg $kernel_ver busybox-static $busybox_ver systemd $systemd_ver $suite"
 } | sha256sum | cut -c1-16)"
 out="$cache/img-$key"
 if [ -e "$out/.complete" ]; then
@@ -67,10 +83,58 @@ fi
 start=$SECONDS
 work="$(mktemp -d "$cache/build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-log "building $out ($kernel_pkg $kernel_ver, busybox-static $busybox_ver)"
-(cd "$work" && apt_ apt-get -q -o DPkg::Lock::Timeout=600 download "$kernel_pkg" busybox-static >&2)
+log "building $out ($kernel_pkg $kernel_ver, systemd $systemd_ver, busybox-static $busybox_ver)"
+
+# ---- the root: debootstrap's first stage, then the rest unpacked ---------
+root="$work/root"
+mkdir -p "$cache/debs"
+debootstrap --foreign --arch=arm64 --variant=minbase --include="$include" \
+	--cache-dir="$cache/debs" "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+	{ tail -5 "$work/debootstrap.log" >&2; log "debootstrap --foreign (arm64) failed"; exit 1; }
+log "debootstrap's first stage done at $((SECONDS - start))s"
+# The first stage unpacks the Priority: required packages; the others of
+# its list (debootstrap/base: systemd, dbus and their libraries) are
+# unpacked here the way it unpacks (dpkg-deb's data), keeping the merged
+# /usr's symlinks (/bin -> usr/bin ...).
+for pkg in $(cat "$root/debootstrap/base"); do
+	deb="$(awk -v p="$pkg" '$1 == p { print $2; exit }' "$root/debootstrap/debpaths")"
+	[ -n "$deb" ] && [ -f "$root/$deb" ] || { log "debootstrap left no .deb for $pkg"; exit 1; }
+	dpkg-deb --fsys-tarfile "$root/$deb" | tar --keep-directory-symlink -C "$root" -xf - ||
+		{ log "unpacking $pkg failed"; exit 1; }
+done
+
+# ---- Configure: what the second stage's maintainer scripts would make ----
+# (debootstrap links /proc to the host's in a container: a real directory.)
+[ ! -L "$root/proc" ] || { rm "$root/proc" && mkdir -m 0555 "$root/proc"; }
+# base-files: its postinst is a shell script made to run from outside
+# (DPKG_ROOT): /var/run -> /run (where godbus finds the system bus),
+# /var/lock -> /run/lock, /etc/profile and the like.
+dpkg-deb -e "$root/$(awk '$1 == "base-files" { print $2; exit }' "$root/debootstrap/debpaths")" "$work/base-files"
+DPKG_ROOT="$root" sh "$work/base-files/postinst" configure ||
+	{ log "base-files' postinst (DPKG_ROOT=$root) failed"; exit 1; }
+# base-passwd: the accounts from its masters. systemd's and dbus's own
+# (sysusers.d) are made at boot by the root's systemd-sysusers.service.
+cp "$root/usr/share/base-passwd/passwd.master" "$root/etc/passwd"
+cp "$root/usr/share/base-passwd/group.master" "$root/etc/group"
+# systemd: a machine id (one per image, from its key: no first boot).
+printf '%s\n' "$(echo "$key machine-id" | sha256sum | cut -c1-32)" >"$root/etc/machine-id"
+echo husk-arm64 >"$root/etc/hostname"
+# No fstab entry: the initramfs mounts the root, and there is no udev to
+# announce a disk's device unit.
+echo '# the initramfs mounts / (tests/vm/arm64/init)' >"$root/etc/fstab"
+cp "$here"/units/* "$root/etc/systemd/system/"
+# The download cache keeps this root's .debs only.
+sed 's|.*/||' "$root/debootstrap/debpaths" | sort >"$work/debs.keep"
+(cd "$cache/debs" && ls | grep '\.deb$' | sort | comm -23 - "$work/debs.keep" | xargs -r rm -f --)
+rm -rf "$root/debootstrap" "$root/var/cache/apt/archives/"*.deb \
+	"$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/locale" "$root/usr/share/info"
+mkfs.ext4 -q -F -L husk-arm64 -d "$root" "$work/root.img" 1G >"$work/mkfs.log" 2>&1 ||
+	{ cat "$work/mkfs.log" >&2; log "mkfs.ext4 -d (the root image) failed"; exit 1; }
+log "root.img written at $((SECONDS - start))s"
+
+# ---- the kernel and the initramfs -----------------------------------------
+(cd "$work" && apt_ apt-get -q -o DPkg::Lock::Timeout=600 download "$kernel_pkg" >&2)
 dpkg-deb -x "$work"/linux-image-*.deb "$work/kernel"
-dpkg-deb -x "$work"/busybox-static_*.deb "$work/busybox"
 kimg="$work/kernel/boot/vmlinuz-${kernel_pkg#linux-image-}"
 # Debian's arm64 vmlinuz is the raw Image; gunzip it should it be gzip'd.
 if [ "$(head -c 2 "$kimg" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then
@@ -83,15 +147,21 @@ fi
 	{ log "$kimg is not an arm64 Image"; exit 1; }
 
 ird="$work/initrd.d"
-mkdir -p "$ird"/{bin,dev,proc,sys,run,tmp,newroot}
-cp "$work/busybox/bin/busybox" "$ird/bin/busybox"
+mkdir -p "$ird"/{bin,dev,proc,sys,newroot,modules}
+cp "$root/bin/busybox" "$ird/bin/busybox"
 cp "$here/init" "$ird/init"
 chmod 0755 "$ird/init" "$ird/bin/busybox"
+for m in $modules; do
+	ko="$(find "$work/kernel/lib/modules" -name "$m.ko" | head -1)"
+	[ -n "$ko" ] || { log "$kernel_pkg has no module $m"; exit 1; }
+	cp "$ko" "$ird/modules/"
+	echo "$m" >>"$ird/modules/order"
+done
 (cd "$ird" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$work/initrd"
 
 mkdir -p "$out.new"
-mv "$work/Image" "$work/initrd" "$out.new/"
-echo "$kernel_pkg $kernel_ver busybox-static $busybox_ver" >"$out.new/packages"
+mv "$work/Image" "$work/initrd" "$work/root.img" "$out.new/"
+echo "$kernel_pkg $kernel_ver systemd $systemd_ver busybox-static $busybox_ver" >"$out.new/packages"
 rm -rf "$out"
 mv "$out.new" "$out"
 touch "$out/.complete"

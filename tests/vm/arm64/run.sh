@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # run.sh: the arm64 smoke lane. Boots Debian 12's arm64 kernel under
-# qemu-system-aarch64 (TCG, -M virt -cpu max) with a busybox initramfs
-# (build-image.sh, cached) plus this run's files: the arm64 release build of
-# husk, smoke.sh and the bundles' configs. smoke.sh prints TAP on the serial
-# console, then HUSK-ARM64-RESULT rc=N. Exit status: 0 when every check
+# qemu-system-aarch64 (TCG, -M virt -cpu max) into a debootstrap'd Debian 12
+# arm64 root with systemd as PID 1 (build-image.sh, cached; the disk is a
+# throwaway snapshot), with this run's files in the initramfs: the arm64
+# release build of husk, guest.sh, smoke.sh and the bundles' configs.
+# systemd runs guest.sh (units/husk-smoke.service), which prints smoke.sh's
+# TAP on the serial console, then HUSK-ARM64-RESULT rc=N. Exit status: 0 when every check
 # passed; 1 when one failed or the guest did not finish within
 # VM_ARM64_TIMEOUT.
 #
 # Environment (the Makefile's vm-arm64 passes these):
 #   VM_ARM64_HUSK     the arm64 husk (default: dist-arm64's release tarball's)
 #   VM_SPEC_HUSK      a husk that runs here, for `husk spec` (default ./husk)
-#   VM_ARM64_CACHE    where the kernel and initramfs are kept
+#   VM_ARM64_CACHE    where the kernel, initramfs and root image are kept
 #                     (default /var/cache/husk-vm-arm64)
 #   VM_ARM64_TIMEOUT  seconds the guest may take, boot included (default 600)
 #   VM_MEM, VM_SMP    guest memory (MiB) and CPUs (default 1024, 2)
@@ -53,7 +55,7 @@ trap cleanup EXIT
 d="$run_dir/initrd.d/husk-vm"
 mkdir -p "$d/configs"
 cp "$VM_ARM64_HUSK" "$d/husk"
-cp "$here/smoke.sh" "$d/smoke.sh"
+cp "$here/smoke.sh" "$here/guest.sh" "$d/"
 chmod 0755 "$d/husk"
 (cd "$run_dir" && "$VM_SPEC_HUSK" spec) || die "$VM_SPEC_HUSK spec failed"
 # cfg NAME JQ-FILTER: configs/NAME.json, husk spec's default with FILTER applied.
@@ -84,6 +86,12 @@ cfg userns ".process.args = $(sh_c 'cat /proc/self/uid_map; echo "uid=$(id -u) f
 	.linux.namespaces += [{type: \"user\"}] |
 	.linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}] |
 	.linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]"
+# The systemd driver: runc's slice:prefix:name, resources as the unit's
+# properties; no cgroup namespace, so /proc/self/cgroup names the scope.
+no_cgroupns='del(.linux.namespaces[] | select(.type == "cgroup"))'
+cfg sd ".process.args = [\"sleep\", \"600\"] | .linux.cgroupsPath = \"system.slice:husk-arm64:arm64-sd\" |
+	.linux.resources.memory.limit = 33554432 | .linux.resources.pids.limit = 20 | $no_cgroupns"
+cfg sd-default ".process.args = [\"cat\", \"/proc/self/cgroup\"] | del(.linux.cgroupsPath) | $no_cgroupns"
 (cd "$run_dir/initrd.d" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$run_dir/run.cpio.gz"
 # The kernel unpacks concatenated archives in order.
 cat "$image/initrd" "$run_dir/run.cpio.gz" >"$run_dir/initrd"
@@ -98,7 +106,8 @@ b0=$SECONDS
 qemu-system-aarch64 -accel tcg,thread=multi -M virt -cpu max,pauth-impdef=on -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -no-user-config -display none -net none -no-reboot \
 	-kernel "$image/Image" -initrd "$run_dir/initrd" \
-	-append "console=ttyAMA0 panic=-1 quiet loglevel=3 cgroup_no_v1=all" \
+	-drive "file=$image/root.img,if=virtio,format=raw,snapshot=on" \
+	-append "console=ttyAMA0 panic=-1 quiet loglevel=3 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 systemd.unit=husk-smoke.target systemd.show_status=error" \
 	-chardev "file,id=con,path=$con" -serial chardev:con \
 	</dev/null >"$run_dir/qemu.out" 2>&1 &
 qpid=$!
