@@ -64,6 +64,7 @@ func printStats(out *json.Encoder, c *libcontainer.Container) error {
 // followEvents prints the statistics every interval and each OOM as it
 // happens, until the container stops.
 func followEvents(out *json.Encoder, c *libcontainer.Container, interval time.Duration) error {
+	resumeGC() // runs as long as the container
 	stop := make(chan struct{})
 	defer close(stop)
 	ooms, err := c.NotifyOOM(stop)

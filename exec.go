@@ -134,6 +134,7 @@ func execAction(cmd *cli.Command) error {
 	if detach {
 		return nil
 	}
+	resumeGC() // started; relays and waits for as long as it runs
 	if tty != nil {
 		if err := tty.receive(); err != nil {
 			return err

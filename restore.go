@@ -81,6 +81,7 @@ var restoreCommand = &cli.Command{
 		if w == nil {
 			return nil
 		}
+		resumeGC() // restored; waits for as long as it runs
 		w.Ready()
 		code := w.Wait(pid)
 		if err := c.Relock(); err != nil {

@@ -55,10 +55,12 @@ var runCommand = &cli.Command{
 		if w == nil {
 			// --detach returns once the container is ready, as runc's.
 			if relay != nil {
+				resumeGC() // waits for as long as the process takes
 				return relay.WaitReady(pid)
 			}
 			return nil
 		}
+		resumeGC() // started; waits for as long as it runs
 		if relay != nil {
 			go func() {
 				if err := relay.WaitReady(pid); err != nil {

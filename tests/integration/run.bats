@@ -187,6 +187,24 @@ load helpers
 	sched_procs 2
 }
 
+# A start allocates about 1 MiB; 150 KB of environment (4 MiB at the
+# start) took the heap past the runtime's first goal, and its GC cycle ran
+# inside the start. husk's collector is off until a command waits
+# (gc.go); a caller's GOGC is kept.
+@test "run: no GC cycle while husk starts a container, unless the caller sets GOGC" {
+	local id
+	update_config '.process.env += [range(150) | "V\(.)=" + ("x" * 1000)]'
+	set_args sleep 30
+	id="$(new_id)"
+	GODEBUG=gctrace=1 run -0 --separate-stderr husk run -d --bundle "$BUNDLE" "$id" </dev/null
+	! grep '^gc [0-9]' <<<"$stderr" || fail "a GC cycle ran during the start: $stderr"
+	husk delete -f "$id"
+	id="$(new_id)"
+	GOGC=10 GODEBUG=gctrace=1 run -0 --separate-stderr husk run -d --bundle "$BUNDLE" "$id" </dev/null
+	grep -q '^gc [0-9]' <<<"$stderr" || fail "GOGC=10 was not kept: no GC cycle: $stderr"
+	husk delete -f "$id"
+}
+
 # sched_procs N: every SCHED line in $stderr says gomaxprocs=N.
 sched_procs() {
 	[[ "$stderr" == *"SCHED "* ]] || fail "no SCHED line on stderr: $stderr"
