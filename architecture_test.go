@@ -47,6 +47,7 @@ var elsewhere = map[string]string{
 	"consts_linux.go":             "cri-tools",
 	"security_context_linux.go":   "cri-tools",
 	"cmd/kubelet":                 "Kubernetes",
+	"cmd/kube-apiserver":          "Kubernetes",
 	"cmd/critest":                 "cri-tools",
 	"../shared/notes/vm-guest.md": "the development machine's notes",
 }
