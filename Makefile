@@ -96,7 +96,7 @@ VM_SUITES  ?= $(CURDIR)/tests/vm/suites/lane.bats:ab \
 	$(CURDIR)/tests/clients/kubelet.bats:a \
 	$(CURDIR)/tests/vm/suites/lsm-apparmor.bats:c $(CURDIR)/tests/vm/suites/lsm-selinux.bats:d \
 	$(CURDIR)/tests/vm/suites/lsm-podman.bats:cd $(CURDIR)/tests/vm/suites/lsm-docker.bats:c \
-	$(CURDIR)/tests/vm/suites/lsm-cri.bats:cd $(CURDIR)/tests/vm/suites/lsm-kubelet.bats:cd \
+	$(CURDIR)/tests/vm/suites/lsm-kubelet.bats:cd \
 	$(foreach s,$(VM_HOST_SUITES),$(CURDIR)/tests/integration/$(firstword $(subst :, ,$(s))).bats:$(if $(findstring :,$(s)),$(lastword $(subst :, ,$(s))),ab))
 VM_SETUPS  ?= a b c d
 VM_BENCH_N ?= 20
