@@ -139,8 +139,11 @@ teardown() {
 	done
 	# The pods run on the runtimes their RuntimeClasses name: each
 	# runtime's state is under its handler's root (ROOT/<namespace>/<id>).
-	[ -d "$SUITE_DIR/runcref/k8s.io/$(ctr_id userns-runcref main)" ] || fail "the runcref pod is not runc's: $(find "$SUITE_DIR/runcref" "$SUITE_DIR/runc" -maxdepth 2)"
-	[ -d "$SUITE_DIR/runc/k8s.io/$(ctr_id userns-husk main)" ] || fail "the husk pod is not husk's"
+	local ref_id husk_id
+	ref_id="$(ctr_id userns-runcref main)" || fail "no running container main in the runcref pod"
+	husk_id="$(ctr_id userns-husk main)" || fail "no running container main in the husk pod"
+	[ -d "$SUITE_DIR/runcref/k8s.io/$ref_id" ] || fail "the runcref pod is not runc's: $(find "$SUITE_DIR/runcref" "$SUITE_DIR/runc" -maxdepth 2)"
+	[ -d "$SUITE_DIR/runc/k8s.io/$husk_id" ] || fail "the husk pod is not husk's: $(find "$SUITE_DIR/runcref" "$SUITE_DIR/runc" -maxdepth 2)"
 	facts_ref="$(userns_facts userns-runcref "$SUITE_DIR/host-runcref")" || fail "facts of the runc pod"
 	facts_husk="$(userns_facts userns-husk "$SUITE_DIR/host-husk")" || fail "facts of the husk pod"
 	echo "runc 1.5.3: $facts_ref"

@@ -250,16 +250,26 @@ wait_pod() {
 }
 
 # ctr_id POD CONTAINER: the CRI id of the container (its current attempt).
-# A standalone kubelet's status of a pod it has just started can briefly go
-# back to ContainerCreating (two syncs of a new pod race): wait for an id.
+# A kubelet's status of a pod it has just started can briefly go back to
+# ContainerCreating (two syncs of a new pod race), or name a container
+# the suite's containerd does not run yet: wait for an id that containerd
+# knows with a process.
 ctr_id() {
-	local id
-	wait_until 60 container_id_of "$1" "$2" >/dev/null || {
-		echo "pod $1 has no container $2: $(kube_pod "$1" | jq -c .status)" >&2
+	wait_until 60 ctr_id_running "$1" "$2" || {
+		echo "pod $1 has no running container $2: $(kube_pod "$1" | jq -c .status)" >&2
 		return 1
 	}
-	id="$(container_id_of "$1" "$2")"
-	echo "${id#containerd://}"
+	cat "$SUITE_DIR/.ctr_id"
+}
+
+# ctr_id_running POD CONTAINER: kubelet names the container and containerd
+# runs it; its id goes to SUITE_DIR/.ctr_id.
+ctr_id_running() {
+	local id
+	id="$(container_id_of "$1" "$2")" && [ -n "$id" ] || return 1
+	id="${id#containerd://}"
+	cri status "$id" 2>/dev/null | jq -e '.info.pid > 0' >/dev/null 2>&1 || return 1
+	echo "$id" >"$SUITE_DIR/.ctr_id"
 }
 
 # container_id_of POD CONTAINER: kubelet's containerID of CONTAINER, if any.
