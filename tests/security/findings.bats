@@ -338,7 +338,7 @@ ran_out() {
 		| .root.readonly = false
 		| .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $l,
 			syscalls: [{names: ["getcwd"], action: "SCMP_ACT_NOTIFY"}]}'
-	set_args /fd-thief -held /release.held -release /release -text "$MARKER" -keep
+	set_args /fd-thief -held /release.held -release /release -text "$MARKER"
 	id="$(new_id)"
 	run_bg "$id"
 	for _ in $(seq 100); do [ -s "$TEST_DIR/state-init.json" ] && break; sleep 0.05; done

@@ -29,7 +29,6 @@ func main() {
 	held := flag.String("held", "/held", "act once this file exists")
 	release := flag.String("release", "/release", "create this file when done")
 	text := flag.String("text", "FORGED", "the forged text")
-	keep := flag.Bool("keep", false, "keep the stolen copies open")
 	flag.Parse()
 	for {
 		if _, err := os.Stat(*held); err == nil {
@@ -37,7 +36,7 @@ func main() {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := steal(*text, *held, *keep); err != nil {
+	if err := steal(*text, *held); err != nil {
 		fmt.Println("fd-thief:", err)
 	}
 	os.WriteFile(*release, nil, 0o644)
@@ -46,9 +45,9 @@ func main() {
 	}
 }
 
-// steal finds the held exec's process and forges on its sockets; keep
-// leaves the copies open, as a process that wants husk exec to hang would.
-func steal(text, held string, keep bool) error {
+// steal finds the held exec's process and forges on its sockets. It
+// keeps the copies open, as a process that wants husk exec to hang would.
+func steal(text, held string) error {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return err
@@ -91,11 +90,7 @@ func steal(text, held string, keep bool) error {
 			return fmt.Errorf("write the init socket: %w", err)
 		}
 		claim(initSock, held, text)
-		if !keep {
-			unix.Close(initSock)
-			unix.Close(logSock)
-		}
-		fmt.Printf("forged on pid %d's fds %d and %d (kept open: %v)\n", pid, initFd, logFd, keep)
+		fmt.Printf("forged on pid %d's fds %d and %d, kept open\n", pid, initFd, logFd)
 		return nil
 	}
 	return fmt.Errorf("no process with husk's sockets")
