@@ -255,21 +255,16 @@ wait_pod() {
 # the suite's containerd does not run yet: wait for an id that containerd
 # knows with a process.
 ctr_id() {
-	wait_until 60 ctr_id_running "$1" "$2" || {
-		echo "pod $1 has no running container $2: $(kube_pod "$1" | jq -c .status)" >&2
-		return 1
-	}
-	cat "$SUITE_DIR/.ctr_id"
-}
-
-# ctr_id_running POD CONTAINER: kubelet names the container and containerd
-# runs it; its id goes to SUITE_DIR/.ctr_id.
-ctr_id_running() {
-	local id
-	id="$(container_id_of "$1" "$2")" && [ -n "$id" ] || return 1
-	id="${id#containerd://}"
-	cri status "$id" 2>/dev/null | jq -e '.info.pid > 0' >/dev/null 2>&1 || return 1
-	echo "$id" >"$SUITE_DIR/.ctr_id"
+	local id deadline=$((SECONDS + 60))
+	until id="$(container_id_of "$1" "$2")" && id="${id#containerd://}" && [ -n "$id" ] &&
+		cri status "$id" 2>/dev/null | jq -e '.info.pid > 0' >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "pod $1 has no running container $2: $(kube_pod "$1" | jq -c .status)" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "$id"
 }
 
 # container_id_of POD CONTAINER: kubelet's containerID of CONTAINER, if any.
