@@ -315,7 +315,9 @@ exec_trapped() {
 		kill -USR1 "$EXEC_HUSK" 2>/dev/null || break
 		sleep 0.05
 	done
-	if kill -0 "$EXEC_BG" 2>/dev/null; then kill -TERM "$EXEC_HUSK"; fi
+	# Still running after 5 s of USR1s: end it, and exec_trapped fails.
+	# (husk may have exited between the two checks: that is no error.)
+	kill -TERM "$EXEC_HUSK" 2>/dev/null || true
 	exec_trapped USR1 5
 }
 
