@@ -61,6 +61,14 @@ struct husk_kernel {
 	int (*setresuid)(uid_t r, uid_t e, uid_t s);
 	long (*capset)(void *hdr, void *data);
 	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	/* mounts (final.c): each fd-based, AT_EMPTY_PATH where an fd is
+	 * the object itself */
+	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
+	int (*move_mount)(int from, int to); /* a detached tree onto an O_PATH fd */
+	int (*mount_setattr)(int fd, unsigned int flags, unsigned long long set); /* on fd itself */
+	int (*fsopen)(const char *fstype);
+	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
+	int (*fsmount)(int fd, unsigned int attrs);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

@@ -62,6 +62,7 @@ void husk_launch_init(struct husk_launch *l, struct husk_plan *p, int forks)
 	l->plan = p;
 	l->forks = forks;
 	l->lsm_fd[0] = l->lsm_fd[1] = l->lsm_fd[2] = l->notify_fd = l->console_fd = -1;
+	l->dev_null_fd = -1;
 }
 
 /* Opens /proc/self/attr/<name> for writing; it must be on a procfs. */
@@ -312,6 +313,33 @@ static int fills_home(const struct husk_launch *l)
 	return l->plan->fill_home;
 }
 
+/* The rootfs's last steps: a container's init with a mount namespace
+ * of its own only (the parent plans ROOTFS only for one). */
+static int has_rootfs(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_rootfs;
+}
+
+static int masks_paths(const struct husk_launch *l)
+{
+	return has_rootfs(l) && l->plan->n_masked;
+}
+
+static int has_readonly_paths(const struct husk_launch *l)
+{
+	return has_rootfs(l) && l->plan->n_rdonly;
+}
+
+static int has_readonly_dev(const struct husk_launch *l)
+{
+	return has_rootfs(l) && (l->plan->rootfs_flags & HUSK_ROOTFS_RO_DEV);
+}
+
+static int has_readonly_root(const struct husk_launch *l)
+{
+	return has_rootfs(l) && (l->plan->rootfs_flags & HUSK_ROOTFS_RO_ROOT);
+}
+
 /*
  * The launcher's steps, in order (docs/architecture.md, "One launcher",
  * states it with runc's; TestStepsMatchDoc checks both and the order's
@@ -319,6 +347,10 @@ static int fills_home(const struct husk_launch *l)
  * husk_launch_exec, after a container's init waited for start.
  */
 const struct husk_step husk_steps[] = {
+	{"readonly-dev", has_readonly_dev, husk_readonly_dev},
+	{"readonly-root", has_readonly_root, husk_readonly_root},
+	{"readonly-paths", has_readonly_paths, husk_readonly_paths},
+	{"masked-paths", masks_paths, husk_mask_paths},
 	{"pty", opens_pty, open_tty},
 	{"session", is_init, new_session},
 	{"attributes", NULL, husk_set_attrs},

@@ -121,6 +121,11 @@ func ParsePlan(b []byte) (*bootstrap.Plan, error) {
 		t := pl.tty
 		p.TTY = &bootstrap.PlanTTY{Open: t.flags&C.HUSK_TTY_OPEN != 0, HasSize: t.flags&C.HUSK_TTY_SIZE != 0, Rows: uint16(t.rows), Cols: uint16(t.cols)}
 	}
+	if pl.has_rootfs != 0 {
+		p.Rootfs = &bootstrap.PlanRootfs{Masked: cStrings(pl.masked, int(pl.n_masked)),
+			Readonly: cStrings(pl.rdonly, int(pl.n_rdonly)), MountLabel: goString(pl.mount_label),
+			ReadonlyDev: goString(pl.rodev_name), ReadonlyRoot: pl.rootfs_flags&C.HUSK_ROOTFS_RO_ROOT != 0}
+	}
 	return p, nil
 }
 

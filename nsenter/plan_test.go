@@ -32,6 +32,9 @@ func fullPlan() *bootstrap.Plan {
 		AppArmor: "husk-default", SELinux: "system_u:system_r:container_t:s0",
 		Listener: &bootstrap.PlanListener{Msg: []byte(`{"pid":,"x":{"pid":}}`), PidAt: []uint32{7, 19}},
 		TTY:      &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 33, Cols: 101},
+		Rootfs: &bootstrap.PlanRootfs{Masked: []string{"/proc/kcore", "/sys/firmware"}, Readonly: []string{"/proc/sys"},
+			MountLabel: "system_u:object_r:container_file_t:s0", ReadonlyDev: `mounts[3]: error mounting "tmpfs" to rootfs at "/dev"`,
+			ReadonlyRoot: true},
 	}
 }
 
@@ -127,6 +130,19 @@ func TestPlanMalformed(t *testing.T) {
 		{"caps last", base(bootstrap.RecCaps, rec(bootstrap.RecCaps, append(append(make([]byte, 40), u32(64)...), u32(0)...))), "last_cap 64 over 63"},
 		{"flag with payload", base(0, rec(bootstrap.RecNoNewPrivs, []byte{1})), "NNP: 1 bytes, want 0"},
 		{"over the limit", make([]byte, bootstrap.PlanMax+1), "over the 16777216-byte limit"},
+		{"masked without rootfs", base(0, rec(bootstrap.RecMasked, []byte("/a\x00"))), "without ROOTFS"},
+		{"rootfs flags", base(0, rec(bootstrap.RecRootfs, u32(4))), "ROOTFS: unknown flags 0x4"},
+		{"rootfs short", base(0, rec(bootstrap.RecRootfs, []byte{1})), "ROOTFS: 1 bytes, want flags"},
+		{"read-only /dev without a name", base(0, rec(bootstrap.RecRootfs, u32(1))), "ROOTFS: want one non-empty"},
+		{"a name without a read-only /dev", base(0, rec(bootstrap.RecRootfs, append(u32(2), "x\x00"...))), "ROOTFS: 6 bytes, want 4"},
+		{"relative masked path", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("/a\x00proc\x00"))), "MASKED: path 1 is not a clean absolute path"},
+		{"masked path with ..", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("/a/../etc\x00"))), "MASKED: path 0 is not a clean"},
+		{"masked path with //", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("//etc\x00"))), "MASKED: path 0 is not a clean"},
+		{"read-only path ending in /", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, []byte("/etc/\x00"))), "RDONLY: path 0 is not a clean"},
+		{"read-only path ending in /.", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, []byte("/etc/.\x00"))), "RDONLY: path 0 is not a clean"},
+		{"long path", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, append([]byte("/"+strings.Repeat("a", 4095)), 0))), "RDONLY: path 0 is not a clean absolute path under 4096 bytes"},
+		{"too many paths", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, bytes.Repeat([]byte("/a\x00"), 4097))), "MASKED: 4097 paths, over 4096"},
+		{"mount label", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMountLabel, append(bytes.Repeat([]byte("a"), 4096), 0))), "MOUNT_LABEL: 4097 bytes, over a page"},
 	} {
 		_, err := ParsePlan(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +51,9 @@ func refPlan(b []byte) (*bootstrap.Plan, error) {
 		if !seen[t] {
 			return nil, errors.New("missing")
 		}
+	}
+	if (seen[bootstrap.RecMasked] || seen[bootstrap.RecRdonly] || seen[bootstrap.RecMountLabel]) && !seen[bootstrap.RecRootfs] {
+		return nil, errors.New("rootfs records without ROOTFS")
 	}
 	if len(p.Args) == 0 || (p.Seccomp != nil && !seen[bootstrap.RecSeccompFlags]) {
 		return nil, errors.New("no args, or a filter without flags")
@@ -127,8 +131,58 @@ func refRecord(p *bootstrap.Plan, typ uint32, v []byte) error {
 			return nil
 		}
 		return refMask(v[8:], &p.MemPolicy.Nodes)
+	case bootstrap.RecRootfs, bootstrap.RecMasked, bootstrap.RecRdonly, bootstrap.RecMountLabel:
+		return refRootfs(p, typ, v)
 	}
 	return refFixed(p, typ, v)
+}
+
+// refRootfs decodes the records of a container's root (PlanRootfs).
+func refRootfs(p *bootstrap.Plan, typ uint32, v []byte) error {
+	if p.Rootfs == nil {
+		p.Rootfs = &bootstrap.PlanRootfs{}
+	}
+	r := p.Rootfs
+	switch typ {
+	case bootstrap.RecRootfs:
+		if len(v) < 4 {
+			return errors.New("rootfs flags")
+		}
+		f := binary.NativeEndian.Uint32(v)
+		r.ReadonlyRoot = f&2 != 0
+		switch {
+		case f&^3 != 0:
+			return errors.New("rootfs flags")
+		case f&1 == 0 && len(v) != 4:
+			return errors.New("rootfs size")
+		case f&1 == 0:
+			return nil
+		case len(v)-4 > 3*bootstrap.PlanMaxPath:
+			return errors.New("rootfs name")
+		}
+		return refString(v[4:], &r.ReadonlyDev)
+	case bootstrap.RecMountLabel:
+		if len(v) > 4096 {
+			return errors.New("label")
+		}
+		return refString(v, &r.MountLabel)
+	}
+	dst := &r.Masked
+	if typ == bootstrap.RecRdonly {
+		dst = &r.Readonly
+	}
+	if err := refList(v, dst); err != nil {
+		return err
+	}
+	if len(*dst) > bootstrap.PlanMaxPaths {
+		return errors.New("paths")
+	}
+	for _, path := range *dst {
+		if !filepath.IsAbs(path) || filepath.Clean(path) != path || len(path) >= bootstrap.PlanMaxPath {
+			return errors.New("path")
+		}
+	}
+	return nil
 }
 
 // refFixed decodes the records of fixed size but for the u32 ones.
@@ -314,6 +368,22 @@ func planFrom(b []byte) *bootstrap.Plan {
 	}
 	if on() {
 		p.TTY = &bootstrap.PlanTTY{Open: on(), HasSize: on(), Rows: uint16(s.u32()), Cols: uint16(s.u32())}
+	}
+	if on() {
+		r := &bootstrap.PlanRootfs{ReadonlyRoot: on()}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			r.Masked = append(r.Masked, filepath.Clean("/"+s.str(0, 8)))
+		}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			r.Readonly = append(r.Readonly, filepath.Clean("/"+s.str(0, 8)))
+		}
+		if on() {
+			r.MountLabel = s.str(1, 8)
+		}
+		if on() {
+			r.ReadonlyDev = s.str(1, 8)
+		}
+		p.Rootfs = r
 	}
 	return p
 }

@@ -167,24 +167,46 @@ void husk_run_exec(struct husk_launch *l)
 
 /* ---- a container's init ----------------------------------------------- */
 
-/* Go init's hand-over: the container's root and, with a terminal, the
- * pty slave; -1 each when Go init ended without one. */
-static void recv_handover(int ch, int *root, int *slave)
+/* Go init's hand-over: one byte of HUSK_HANDOVER_* flags and the fds,
+ * in order: the container's root, then the pty slave and the host's
+ * /dev/null clone (to mask files with) when the flags say so; -1 each
+ * when Go init ended without one. */
+#define HUSK_HANDOVER_SLAVE 1
+#define HUSK_HANDOVER_DEV_NULL 2
+
+static void recv_handover(int ch, int *root, int *slave, int *dev_null)
 {
-	char byte, cbuf[CMSG_SPACE(2 * sizeof(int))];
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	char flags, cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {.iov_base = &flags, .iov_len = 1};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
-	int fds[2] = {-1, -1};
+	int fds[3] = {-1, -1, -1}, *next = fds + 1;
+	size_t want;
 	ssize_t n;
 
+	*root = *slave = *dev_null = -1;
 	while ((n = recvmsg(ch, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
-		memcpy(fds, CMSG_DATA(c), c->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ? 2 * sizeof(int) : sizeof(int));
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		return;
+	want = 1 + !!(flags & HUSK_HANDOVER_SLAVE) + !!(flags & HUSK_HANDOVER_DEV_NULL);
+	if ((flags & ~(HUSK_HANDOVER_SLAVE | HUSK_HANDOVER_DEV_NULL)) || (mh.msg_flags & MSG_CTRUNC) ||
+	    c->cmsg_len != CMSG_LEN(want * sizeof(int))) {
+		/* Not what Go init sends: close what came. */
+		size_t got = c->cmsg_len > CMSG_LEN(0) ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) : 0;
+
+		memcpy(fds, CMSG_DATA(c), (got > 3 ? 3 : got) * sizeof(int));
+		for (size_t i = 0; i < got && i < 3; i++)
+			close(fds[i]);
+		return;
+	}
+	memcpy(fds, CMSG_DATA(c), want * sizeof(int));
 	*root = fds[0];
-	*slave = fds[1];
+	if (flags & HUSK_HANDOVER_SLAVE)
+		*slave = *next++;
+	if (flags & HUSK_HANDOVER_DEV_NULL)
+		*dev_null = *next;
 }
 
 /* Forks Go init with its end of the channel at HUSK_ENV_LAUNCHERFD; the
@@ -394,7 +416,7 @@ void husk_run_init(struct husk_launch *l)
 		return;
 	close(husk_env_fd(HUSK_ENV_CONSOLEFD)); /* Go init's to use */
 	debugf("pid 1 waits for Go init (pid %d) to build the container", go);
-	recv_handover(ch[0], &root, &slave);
+	recv_handover(ch[0], &root, &slave, &l->dev_null_fd);
 	while (waitpid(go, &st, 0) < 0 && errno == EINTR)
 		;
 	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)

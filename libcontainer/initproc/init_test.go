@@ -29,6 +29,8 @@ type fakeKernel struct {
 	fail  map[string]error
 	// handed are the fds sendmsg carried to pid 1.
 	handed []int
+	// noDevNull: setupRootfs cloned no /dev/null (no mount namespace).
+	noDevNull bool
 }
 
 func (f *fakeKernel) call(name string) error {
@@ -49,7 +51,13 @@ func (f *fakeKernel) kernel() *kernel {
 			}
 			return f.call("pivot_root")
 		},
-		finalizeRootfs: func(*configs.Config) error { return f.call("finalize") },
+		// The host's /dev/null clone setupRootfs made, for pid 1.
+		takeDevNull: func() int {
+			if f.noDevNull {
+				return -1
+			}
+			return 88
+		},
 		openPty: func(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error) {
 			return 77, f.call(fmt.Sprintf("openpty %dx%d uid %d", rows, cols, uid))
 		},
@@ -65,7 +73,7 @@ func (f *fakeKernel) kernel() *kernel {
 				return fmt.Errorf("bad SCM_RIGHTS: %v", err)
 			}
 			f.handed, _ = unix.ParseUnixRights(&msgs[0])
-			return f.call("sendmsg " + string(p))
+			return f.call(fmt.Sprintf("sendmsg %#x", p))
 		},
 		close: func(fd int) error { return f.call("close " + strconv.Itoa(fd)) },
 	}
@@ -146,14 +154,14 @@ func TestBuildOrder(t *testing.T) {
 		handed   []int
 	}{
 		{"no terminal", false, 0,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			nil, []int{66}},
+			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x02"},
+			nil, []int{66, 88}},
 		{"asked to stop at CREATE_HOOKS", false, bootstrap.ConfigAskHooks,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			[]string{"CREATE_HOOKS"}, []int{66}},
+			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x02"},
+			[]string{"CREATE_HOOKS"}, []int{66, 88}},
 		{"a terminal: the pty after pivot_root, its slave handed over", true, 0,
-			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			nil, []int{66, 77}},
+			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x03"},
+			nil, []int{66, 77, 88}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := buildConfig()
@@ -191,12 +199,11 @@ func TestBuildErrors(t *testing.T) {
 		{"sethostname", false, `hostname: sethostname "box": operation not permitted`, "sethostname box"},
 		{"setdomainname", false, `domainname: setdomainname "example": operation not permitted`, "setdomainname example"},
 		{"sysctl", false, `linux.sysctl["net.ipv4.ip_forward"]: write "1": operation not permitted`, "sysctl net.ipv4.ip_forward=1"},
-		{"finalize", false, "operation not permitted", "finalize"},
 		{"openpty", true, "operation not permitted", "openpty 0x0 uid 1000"},
 		// The slave is closed: pid 1 never gets it.
 		{"bindconsole", true, "process.terminal: operation not permitted", "close 77"},
 		{"open", false, "hand over to pid 1: open /: operation not permitted", "open /"},
-		{"sendmsg", false, "hand over to pid 1: operation not permitted", "sendmsg D"},
+		{"sendmsg", false, "hand over to pid 1: operation not permitted", "sendmsg 0x02"},
 	} {
 		t.Run(tc.call, func(t *testing.T) {
 			cfg := buildConfig()
@@ -343,11 +350,11 @@ func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
 	cfg := buildConfig()
 	cfg.Namespaces = nil
 	cfg.Process.Terminal = true
-	f := &fakeKernel{}
+	f := &fakeKernel{noDevNull: true}
 	if err, _ := runBuild(t, f, cfg, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"}
+	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x01"}
 	if !slices.Equal(f.calls, want) {
 		t.Errorf("calls\n%q, want\n%q", f.calls, want)
 	}

@@ -53,6 +53,8 @@ type Kernel struct {
 	Getcwd string
 	// StdioUID owns fds 0, 1 and 2.
 	StdioUID uint32
+	// Dirs are the paths that are directories, ':'-separated.
+	Dirs string
 }
 
 // Call is one kernel call the steps made.
@@ -107,7 +109,7 @@ func Launch(plan *bootstrap.Plan, forks bool, k Kernel) (*Run, error) {
 	for _, s := range []struct {
 		to **C.char
 		v  *string
-	}{{&conf.passwd, k.Passwd}, {&conf.exe, &k.Exe}, {&conf.getcwd, &k.Getcwd}} {
+	}{{&conf.passwd, k.Passwd}, {&conf.exe, &k.Exe}, {&conf.getcwd, &k.Getcwd}, {&conf.dirs, &k.Dirs}} {
 		if s.v != nil {
 			*s.to = C.CString(*s.v)
 			defer C.free(unsafe.Pointer(*s.to))
