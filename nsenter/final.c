@@ -1,12 +1,11 @@
 /*
  * The rootfs's last steps (launch.h), pid 1's first after Go init's
  * hand-over, for a container's init with a mount namespace of its own, in
- * runc's order (its standard init: finalizeRootfs right after
- * the console, the read-only and masked paths after the sysctls): a
- * read-only /dev, a read-only "/" (root.readonly), read-only paths
- * (linux.readonlyPaths), masked paths (linux.maskedPaths). Go init still
- * sets the host name and the sysctls before its hand-over, so they come
- * before the read-only /dev and "/" here, which no step between reads.
+ * runc's order (its standard init: finalizeRootfs right after the
+ * console, the read-only and masked paths after the sysctls): a read-only
+ * /dev, a read-only "/" (root.readonly), read-only paths
+ * (linux.readonlyPaths), masked paths (linux.maskedPaths), with the host
+ * name and the sysctls (system.c) between "/" and the read-only paths.
  *
  * Everything under the root belongs to the image, and so to an attacker
  * (CVE-2025-31133, CVE-2025-52881): its /dev/null may be a symlink to a
@@ -41,11 +40,9 @@
 #include "kernel.h"
 #include "launch.h"
 
-#define WHY 512
+#define WHY HUSK_WHY
 
-static int whyf(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int whyf(char *why, const char *fmt, ...)
+int husk_whyf(char *why, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,7 +56,7 @@ static int whyf(char *why, const char *fmt, ...)
  * gave. */
 static int call_failed(char *why, const char *call)
 {
-	return whyf(why, "%s: %s", call, husk_errtext(errno));
+	return husk_whyf(why, "%s: %s", call, husk_errtext(errno));
 }
 
 static void close_fd(int *fd)
@@ -69,9 +66,9 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* s quoted as Go's %q quotes a path: '"' and '\' escaped, control bytes
- * as \xNN. Cut to fit buf. */
-static const char *quote(const char *s, char *buf, size_t n)
+/* s quoted as Go's %q quotes a path (launch.h): '"' and '\' escaped,
+ * control bytes as \xNN. */
+const char *husk_quote(const char *s, char *buf, size_t n)
 {
 	size_t used = 0;
 
@@ -99,7 +96,7 @@ static int check_dev_null(int fd, char *why)
 	if (husk_k->fstat(fd, &st) < 0)
 		return call_failed(why, "fstat");
 	if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-		return whyf(why, "not the character device 1:3 (mode %#o, device %u:%u)", st.st_mode,
+		return husk_whyf(why, "not the character device 1:3 (mode %#o, device %u:%u)", st.st_mode,
 			    major(st.st_rdev), minor(st.st_rdev));
 	return 0;
 }
@@ -138,7 +135,7 @@ static int symlink_error(const char *p, int err, char *why)
 
 	if (husk_k->stat(p, &st) < 0 && errno == ENOENT)
 		return 0;
-	return whyf(why, "resolves through a symlink, which husk does not follow: openat2: %s", husk_errtext(err));
+	return husk_whyf(why, "resolves through a symlink, which husk does not follow: openat2: %s", husk_errtext(err));
 }
 
 /* Fails when fd, the target for p, is not on procfs under /proc or on
@@ -158,7 +155,7 @@ static int check_filesystem(int fd, const char *p, char *why)
 	if (husk_k->fstatfs(fd, &fs) < 0)
 		return call_failed(why, "fstatfs");
 	if ((long)fs.f_type != want)
-		return whyf(why, "not on %s (filesystem magic %#lx)", name, (unsigned long)fs.f_type);
+		return husk_whyf(why, "not on %s (filesystem magic %#lx)", name, (unsigned long)fs.f_type);
 	return 0;
 }
 
@@ -236,7 +233,7 @@ static int mask_tmpfs(const char *label, char *why)
 	if (husk_k->fsconfig(fs, FSCONFIG_SET_STRING, "source", "tmpfs") < 0)
 		call_failed(why, "fsconfig source");
 	else if (label && husk_k->fsconfig(fs, FSCONFIG_SET_STRING, "context", label) < 0)
-		whyf(why, "linux.mountLabel %s: fsconfig context: %s", quote(label, q, sizeof(q)), husk_errtext(errno));
+		husk_whyf(why, "linux.mountLabel %s: fsconfig context: %s", husk_quote(label, q, sizeof(q)), husk_errtext(errno));
 	else if (husk_k->fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL) < 0)
 		call_failed(why, "fsconfig");
 	else if ((m = husk_k->fsmount(fs, MOUNT_ATTR_RDONLY)) < 0)
@@ -268,7 +265,7 @@ static int mask(struct masks *m, const char *p, char *why)
 		if (r == 0)
 			r = attach(&m->dir, t, why);
 	} else if (m->file.fd < 0) {
-		r = whyf(why, "no /dev/null to mask it with (the host's was not cloned before pivot_root)");
+		r = husk_whyf(why, "no /dev/null to mask it with (the host's was not cloned before pivot_root)");
 	} else {
 		r = attach(&m->file, t, why);
 	}
@@ -300,7 +297,7 @@ int husk_mask_paths(struct husk_launch *l)
 		if (seen < i)
 			continue;
 		if (mask(&m, p->masked[i], why) < 0)
-			r = husk_launch_errf(l, "maskedPaths[%zu] %s: %s", i, quote(p->masked[i], q, sizeof(q)), why);
+			r = husk_launch_errf(l, "maskedPaths[%zu] %s: %s", i, husk_quote(p->masked[i], q, sizeof(q)), why);
 	}
 	close_fd(&m.file.fd);
 	close_fd(&m.dir.fd);
@@ -339,7 +336,7 @@ int husk_readonly_paths(struct husk_launch *l)
 
 	for (size_t i = 0; i < p->n_rdonly; i++)
 		if (readonly_path(p->rdonly[i], why) < 0)
-			return husk_launch_errf(l, "readonlyPaths[%zu] %s: %s", i, quote(p->rdonly[i], q, sizeof(q)), why);
+			return husk_launch_errf(l, "readonlyPaths[%zu] %s: %s", i, husk_quote(p->rdonly[i], q, sizeof(q)), why);
 	return 0;
 }
 

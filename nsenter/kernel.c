@@ -131,6 +131,16 @@ static int k_fsmount(int fd, unsigned int attrs)
 	return syscall(SYS_fsmount, fd, FSMOUNT_CLOEXEC, attrs);
 }
 
+static int k_sethostname(const char *name, size_t n)
+{
+	return syscall(SYS_sethostname, name, n);
+}
+
+static int k_setdomainname(const char *name, size_t n)
+{
+	return syscall(SYS_setdomainname, name, n);
+}
+
 const struct husk_kernel husk_real_kernel = {
 	.open = k_open,
 	.access = access,
@@ -173,6 +183,8 @@ const struct husk_kernel husk_real_kernel = {
 	.fsopen = k_fsopen,
 	.fsconfig = k_fsconfig,
 	.fsmount = k_fsmount,
+	.sethostname = k_sethostname,
+	.setdomainname = k_setdomainname,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

@@ -69,6 +69,9 @@ struct husk_kernel {
 	int (*fsopen)(const char *fstype);
 	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
 	int (*fsmount)(int fd, unsigned int attrs);
+	/* the UTS namespace (system.c) */
+	int (*sethostname)(const char *name, size_t n);
+	int (*setdomainname)(const char *name, size_t n);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

@@ -325,6 +325,22 @@ static int masks_paths(const struct husk_launch *l)
 	return has_rootfs(l) && l->plan->n_masked;
 }
 
+/* The UTS names and sysctls: a container's init only. */
+static int has_hostname(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_uts && l->plan->hostname[0];
+}
+
+static int has_domainname(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_uts && l->plan->domainname[0];
+}
+
+static int has_sysctls(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->n_sysctls;
+}
+
 static int has_readonly_paths(const struct husk_launch *l)
 {
 	return has_rootfs(l) && l->plan->n_rdonly;
@@ -349,6 +365,9 @@ static int has_readonly_root(const struct husk_launch *l)
 const struct husk_step husk_steps[] = {
 	{"readonly-dev", has_readonly_dev, husk_readonly_dev},
 	{"readonly-root", has_readonly_root, husk_readonly_root},
+	{"hostname", has_hostname, husk_set_hostname},
+	{"domainname", has_domainname, husk_set_domainname},
+	{"sysctls", has_sysctls, husk_write_sysctls},
 	{"readonly-paths", has_readonly_paths, husk_readonly_paths},
 	{"masked-paths", masks_paths, husk_mask_paths},
 	{"pty", opens_pty, open_tty},

@@ -60,6 +60,12 @@ struct husk_plan {
 	char **masked, **rdonly; /* NULL-terminated (malloc'd), or NULL */
 	size_t n_masked, n_rdonly;
 	const char *mount_label; /* NULL: none */
+	/* A container's init: its host name and domain name ("": leave
+	 * it), its sysctls (key, value, ...: malloc'd) (system.c). */
+	int has_uts;
+	const char *hostname, *domainname;
+	char **sysctl;
+	size_t n_sysctls;
 	char *buf; /* owns the bytes */
 };
 
@@ -128,6 +134,14 @@ const char *husk_cap_name(uint32_t v, char *buf, size_t n);
 /* cwd.c: process.cwd entered inside the root: 1, or 0 when only the
  * user may enter it (EACCES, EPERM; as_user 0), or -1. */
 int husk_enter_cwd(struct husk_launch *l, int as_user);
+int husk_set_hostname(struct husk_launch *l);    /* system.c */
+int husk_set_domainname(struct husk_launch *l);
+int husk_write_sysctls(struct husk_launch *l);
+/* final.c: s quoted as Go's %q quotes a path, cut to fit buf; the
+ * reason a step's helper failed, into a buffer of HUSK_WHY bytes (-1). */
+const char *husk_quote(const char *s, char *buf, size_t n);
+#define HUSK_WHY 512
+int husk_whyf(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int husk_mask_paths(struct husk_launch *l);      /* final.c */
 int husk_readonly_paths(struct husk_launch *l);
 int husk_readonly_dev(struct husk_launch *l);

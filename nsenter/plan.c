@@ -156,6 +156,45 @@ static int rootfs(struct husk_plan *out, const struct rec *r, char *err, size_t 
 	return one_string(&name, &out->rodev_name, err, errlen);
 }
 
+/* UTS: the host name and the domain name, either empty. */
+static int uts(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
+{
+	size_t n = 0;
+
+	if (r->n < 2 || r->p[r->n - 1] != '\0')
+		return perr(err, errlen, "record UTS: %zu bytes, want two NUL-terminated names", r->n);
+	for (size_t i = 0; i < r->n; i++)
+		n += r->p[i] == '\0';
+	if (n != 2)
+		return perr(err, errlen, "record UTS: %zu names, want 2", n);
+	out->hostname = r->p;
+	out->domainname = r->p + strlen(r->p) + 1;
+	if (strlen(out->hostname) >= HUSK_PLAN_MAX_NAME || strlen(out->domainname) >= HUSK_PLAN_MAX_NAME)
+		return perr(err, errlen, "record UTS: a name of %d bytes or more", HUSK_PLAN_MAX_NAME);
+	out->has_uts = 1;
+	return 0;
+}
+
+/* SYSCTL: key, value pairs; at most HUSK_PLAN_MAX_SYSCTLS, each key
+ * non-empty, key and value shorter than HUSK_PLAN_MAX_SYSCTL. */
+static int sysctls(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
+{
+	size_t n;
+
+	if (string_list(r, &out->sysctl, &n, err, errlen) < 0)
+		return -1;
+	if (n % 2)
+		return perr(err, errlen, "record SYSCTL: %zu strings, not key and value pairs", n);
+	if (n / 2 > HUSK_PLAN_MAX_SYSCTLS)
+		return perr(err, errlen, "record SYSCTL: %zu sysctls, over %d", n / 2, HUSK_PLAN_MAX_SYSCTLS);
+	for (size_t i = 0; i < n; i++)
+		if ((i % 2 == 0 && !out->sysctl[i][0]) || strlen(out->sysctl[i]) >= HUSK_PLAN_MAX_SYSCTL)
+			return perr(err, errlen, "record SYSCTL: string %zu empty (a key) or of %d bytes or more", i,
+				    HUSK_PLAN_MAX_SYSCTL);
+	out->n_sysctls = n / 2;
+	return 0;
+}
+
 static int add_rlimit(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
 {
 	struct husk_plan_rlimit *more;
@@ -256,6 +295,8 @@ static int store(struct husk_plan *out, const struct rec *r, char *err, size_t e
 	case HUSK_PLAN_ROOTFS: return rootfs(out, r, err, errlen);
 	case HUSK_PLAN_MASKED: return path_list(r, &out->masked, &out->n_masked, err, errlen);
 	case HUSK_PLAN_RDONLY: return path_list(r, &out->rdonly, &out->n_rdonly, err, errlen);
+	case HUSK_PLAN_UTS: return uts(out, r, err, errlen);
+	case HUSK_PLAN_SYSCTL: return sysctls(out, r, err, errlen);
 	case HUSK_PLAN_MOUNT_LABEL:
 		if (r->n > 4096)
 			return perr(err, errlen, "record MOUNT_LABEL: %zu bytes, over a page", r->n);
@@ -304,6 +345,8 @@ static int parse(const char *frame, size_t len, struct husk_plan *out, char *err
 		return perr(err, errlen, "records missing: have 0x%x, need 0x%x", seen, REQUIRED);
 	if (out->argc == 0)
 		return perr(err, errlen, "no args");
+	if (out->sysctl && !out->has_uts)
+		return perr(err, errlen, "SYSCTL without UTS");
 	if ((out->masked || out->rdonly || out->mount_label) && !out->has_rootfs)
 		return perr(err, errlen, "MASKED, RDONLY or MOUNT_LABEL without ROOTFS");
 	if (out->filter && !(seen & HAVE(HUSK_PLAN_SECCOMP_FLAGS)))
@@ -327,6 +370,7 @@ void husk_plan_free(struct husk_plan *p)
 	free(p->rlimits);
 	free(p->masked);
 	free(p->rdonly);
+	free(p->sysctl);
 	free(p->buf);
 	memset(p, 0, sizeof(*p));
 }

@@ -52,6 +52,9 @@ func refPlan(b []byte) (*bootstrap.Plan, error) {
 			return nil, errors.New("missing")
 		}
 	}
+	if seen[bootstrap.RecSysctl] && !seen[bootstrap.RecUTS] {
+		return nil, errors.New("SYSCTL without UTS")
+	}
 	if (seen[bootstrap.RecMasked] || seen[bootstrap.RecRdonly] || seen[bootstrap.RecMountLabel]) && !seen[bootstrap.RecRootfs] {
 		return nil, errors.New("rootfs records without ROOTFS")
 	}
@@ -133,8 +136,38 @@ func refRecord(p *bootstrap.Plan, typ uint32, v []byte) error {
 		return refMask(v[8:], &p.MemPolicy.Nodes)
 	case bootstrap.RecRootfs, bootstrap.RecMasked, bootstrap.RecRdonly, bootstrap.RecMountLabel:
 		return refRootfs(p, typ, v)
+	case bootstrap.RecUTS, bootstrap.RecSysctl:
+		return refSystem(p, typ, v)
 	}
 	return refFixed(p, typ, v)
+}
+
+// refSystem decodes the records of a container's namespaces (PlanSystem).
+func refSystem(p *bootstrap.Plan, typ uint32, v []byte) error {
+	if p.System == nil {
+		p.System = &bootstrap.PlanSystem{}
+	}
+	var list []string
+	if err := refList(v, &list); err != nil {
+		return err
+	}
+	if typ == bootstrap.RecUTS {
+		if len(list) != 2 || len(list[0]) >= bootstrap.PlanMaxName || len(list[1]) >= bootstrap.PlanMaxName {
+			return errors.New("uts")
+		}
+		p.System.Hostname, p.System.Domainname = list[0], list[1]
+		return nil
+	}
+	if len(list)%2 != 0 || len(list)/2 > bootstrap.PlanMaxSysctls {
+		return errors.New("sysctls")
+	}
+	for i := 0; i < len(list); i += 2 {
+		if list[i] == "" || len(list[i]) >= bootstrap.PlanMaxSysctl || len(list[i+1]) >= bootstrap.PlanMaxSysctl {
+			return errors.New("sysctl")
+		}
+		p.System.Sysctls = append(p.System.Sysctls, bootstrap.PlanSysctl{Key: list[i], Value: list[i+1]})
+	}
+	return nil
 }
 
 // refRootfs decodes the records of a container's root (PlanRootfs).
@@ -384,6 +417,13 @@ func planFrom(b []byte) *bootstrap.Plan {
 			r.ReadonlyDev = s.str(1, 8)
 		}
 		p.Rootfs = r
+	}
+	if on() {
+		sys := &bootstrap.PlanSystem{Hostname: s.str(0, 8), Domainname: s.str(0, 8)}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			sys.Sysctls = append(sys.Sysctls, bootstrap.PlanSysctl{Key: s.str(1, 8), Value: s.str(0, 8)})
+		}
+		p.System = sys
 	}
 	return p
 }

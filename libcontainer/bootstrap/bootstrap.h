@@ -114,7 +114,11 @@
 	                                         linux.maskedPaths                      */ \
 	X(RDONLY, 27, 0)                      /* NUL-terminated clean absolute paths:
 	                                         linux.readonlyPaths                    */ \
-	X(MOUNT_LABEL, 28, 0)                 /* NUL-terminated string: linux.mountLabel */
+	X(MOUNT_LABEL, 28, 0)                 /* NUL-terminated string: linux.mountLabel */ \
+	X(UTS, 29, 0)                         /* two NUL-terminated strings, either
+	                                         empty: hostname, domainname            */ \
+	X(SYSCTL, 30, 0)                      /* NUL-terminated strings, key then value,
+	                                         for each of linux.sysctl               */
 
 #define HUSK_PLAN_ENUM_(name, type, flags) HUSK_PLAN_##name = type,
 enum husk_plan_record { HUSK_PLAN_RECORDS(HUSK_PLAN_ENUM_) };
@@ -160,6 +164,12 @@ struct husk_plan_tty {
  * field): paths per list, and one path's bytes with its NUL (PATH_MAX). */
 #define HUSK_PLAN_MAX_PATHS 4096
 #define HUSK_PLAN_MAX_PATH  4096
+/* Bounds on UTS and SYSCTL: a name's bytes with its NUL; sysctls; a
+ * sysctl key's or value's bytes with its NUL (a procfs write takes a
+ * page). */
+#define HUSK_PLAN_MAX_NAME    4096
+#define HUSK_PLAN_MAX_SYSCTLS 4096
+#define HUSK_PLAN_MAX_SYSCTL  4096
 
 /* Environment variables naming the fds passed to `husk init`. */
 #define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"

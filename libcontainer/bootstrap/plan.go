@@ -56,11 +56,19 @@ const (
 	RecMasked       = C.HUSK_PLAN_MASKED
 	RecRdonly       = C.HUSK_PLAN_RDONLY
 	RecMountLabel   = C.HUSK_PLAN_MOUNT_LABEL
+	RecUTS          = C.HUSK_PLAN_UTS
+	RecSysctl       = C.HUSK_PLAN_SYSCTL
 
 	// PlanMaxPaths bounds PlanRootfs.Masked and Readonly; PlanMaxPath
 	// one path's bytes, its NUL included.
 	PlanMaxPaths = C.HUSK_PLAN_MAX_PATHS
 	PlanMaxPath  = C.HUSK_PLAN_MAX_PATH
+	// PlanMaxName bounds a host or domain name's bytes, its NUL
+	// included; PlanMaxSysctls the sysctls, PlanMaxSysctl a key's or a
+	// value's bytes, its NUL included.
+	PlanMaxName    = C.HUSK_PLAN_MAX_NAME
+	PlanMaxSysctls = C.HUSK_PLAN_MAX_SYSCTLS
+	PlanMaxSysctl  = C.HUSK_PLAN_MAX_SYSCTL
 
 	// PlanMax bounds a PLAN frame's payload, in bytes.
 	PlanMax = C.HUSK_PLAN_MAX
@@ -146,7 +154,20 @@ type Plan struct {
 	// Rootfs is what pid 1 finishes of a container's root: only for
 	// a container's init with a mount namespace of its own.
 	Rootfs *PlanRootfs
+	// System is what a container's init sets of its namespaces.
+	System *PlanSystem
 }
+
+// PlanSystem is what a container's pid 1 sets of its namespaces
+// (nsenter/system.c): the host and domain names ("": leave it) and the
+// sysctls, written in this order.
+type PlanSystem struct {
+	Hostname, Domainname string
+	Sysctls              []PlanSysctl
+}
+
+// PlanSysctl is one of linux.sysctl.
+type PlanSysctl struct{ Key, Value string }
 
 // PlanRootfs is what the launcher does to a container's root after Go
 // init's hand-over, in runc's order (nsenter/final.c): mask Masked, make
@@ -280,6 +301,16 @@ func (p *Plan) Encode() ([]byte, error) {
 	}
 	if r := p.Rootfs; r != nil {
 		e.rootfs(r)
+	}
+	if s := p.System; s != nil {
+		e.add(RecUTS, nulList([]string{s.Hostname, s.Domainname}))
+		var kv []string
+		for _, c := range s.Sysctls {
+			kv = append(kv, c.Key, c.Value)
+		}
+		if len(kv) > 0 {
+			e.add(RecSysctl, nulList(kv))
+		}
 	}
 	if len(e.b) > PlanMax {
 		return nil, fmt.Errorf("the process's plan is %d bytes, over the %d husk's launcher takes", len(e.b), PlanMax)

@@ -102,11 +102,9 @@ func build(k *kernel, sock *os.File) error {
 			return err
 		}
 	}
-	// Pid 1 finishes the rootfs (masked and read-only paths, /dev and
-	// "/" read-only: nsenter/final.c), after the hand-over.
-	if err := k.setupSystem(cfg); err != nil {
-		return err
-	}
+	// Pid 1 finishes the container after the hand-over: /dev and "/"
+	// read-only, host and domain names, sysctls, read-only and masked
+	// paths (nsenter/final.c, nsenter/system.c).
 	trace.Mark("setup")
 	return k.handOver(side.launcher, slave, k.takeDevNull())
 }

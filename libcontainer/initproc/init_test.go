@@ -61,12 +61,9 @@ func (f *fakeKernel) kernel() *kernel {
 		openPty: func(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error) {
 			return 77, f.call(fmt.Sprintf("openpty %dx%d uid %d", rows, cols, uid))
 		},
-		bindConsole:   func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
-		sethostname:   func(name string) error { return f.call("sethostname " + name) },
-		setdomainname: func(name string) error { return f.call("setdomainname " + name) },
-		loopbackUp:    func() error { return f.call("lo up") },
-		writeSysctl:   func(k, v string) error { return f.call("sysctl " + k + "=" + v) },
-		openRoot:      func() (int, error) { return 66, f.call("open /") },
+		bindConsole: func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
+		loopbackUp:  func() error { return f.call("lo up") },
+		openRoot:    func() (int, error) { return 66, f.call("open /") },
 		sendmsg: func(fd int, p, oob []byte) error {
 			msgs, err := unix.ParseSocketControlMessage(oob)
 			if err != nil || len(msgs) != 1 {
@@ -154,13 +151,13 @@ func TestBuildOrder(t *testing.T) {
 		handed   []int
 	}{
 		{"no terminal", false, 0,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x02"},
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
 			nil, []int{66, 88}},
 		{"asked to stop at CREATE_HOOKS", false, bootstrap.ConfigAskHooks,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x02"},
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
 			[]string{"CREATE_HOOKS"}, []int{66, 88}},
 		{"a terminal: the pty after pivot_root, its slave handed over", true, 0,
-			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x03"},
+			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "open /", "sendmsg 0x03"},
 			nil, []int{66, 77, 88}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,9 +193,6 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"mount", false, "operation not permitted", "mount"},
 		{"pivot_root", false, "operation not permitted", "pivot_root"},
-		{"sethostname", false, `hostname: sethostname "box": operation not permitted`, "sethostname box"},
-		{"setdomainname", false, `domainname: setdomainname "example": operation not permitted`, "setdomainname example"},
-		{"sysctl", false, `linux.sysctl["net.ipv4.ip_forward"]: write "1": operation not permitted`, "sysctl net.ipv4.ip_forward=1"},
 		{"openpty", true, "operation not permitted", "openpty 0x0 uid 1000"},
 		// The slave is closed: pid 1 never gets it.
 		{"bindconsole", true, "process.terminal: operation not permitted", "close 77"},
@@ -354,7 +348,7 @@ func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
 	if err, _ := runBuild(t, f, cfg, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "open /", "sendmsg 0x01"}
+	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "open /", "sendmsg 0x01"}
 	if !slices.Equal(f.calls, want) {
 		t.Errorf("calls\n%q, want\n%q", f.calls, want)
 	}

@@ -22,13 +22,9 @@ type kernel struct {
 	// and returns the slave (the launcher's C function).
 	openPty OpenPty
 	// bindConsole binds the pty slave onto /dev/console.
-	bindConsole   func(slave int) error
-	sethostname   func(name string) error
-	setdomainname func(name string) error
+	bindConsole func(slave int) error
 	// loopbackUp brings "lo" up in a new network namespace.
 	loopbackUp func() error
-	// writeSysctl writes a sysctl through a checked procfs fd.
-	writeSysctl func(key, value string) error
 	// openRoot opens "/" (O_PATH), the root handed over to pid 1.
 	openRoot func() (int, error)
 	// sendmsg sends p with the fds in oob (SCM_RIGHTS) on fd.
@@ -39,14 +35,11 @@ type kernel struct {
 // hostKernel is the kernel itself; openPty is the launcher's.
 func hostKernel(openPty OpenPty) *kernel {
 	return &kernel{
-		setupRootfs:   rootfs.SetupWith,
-		takeDevNull:   rootfs.TakeDevNull,
-		openPty:       openPty,
-		bindConsole:   console.BindConsole,
-		sethostname:   func(name string) error { return unix.Sethostname([]byte(name)) },
-		setdomainname: func(name string) error { return unix.Setdomainname([]byte(name)) },
-		loopbackUp:    loopbackUp,
-		writeSysctl:   rootfs.WriteSysctl,
+		setupRootfs: rootfs.SetupWith,
+		takeDevNull: rootfs.TakeDevNull,
+		openPty:     openPty,
+		bindConsole: console.BindConsole,
+		loopbackUp:  loopbackUp,
 		openRoot: func() (int, error) {
 			return unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		},

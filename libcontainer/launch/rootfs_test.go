@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,6 +56,41 @@ func TestPlanRootfsRefuses(t *testing.T) {
 		cfg := &configs.Config{Namespaces: []configs.Namespace{{Type: configs.NEWNS}}}
 		tc.edit(cfg)
 		if _, err := PlanRootfs(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// Host and domain names and the sysctls, sorted by key; a hostile
+// config is refused naming the field.
+func TestPlanSystem(t *testing.T) {
+	cfg := &configs.Config{Hostname: "box", Domainname: "example.org",
+		Sysctl: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shmmax": "4096", "fs.mqueue.queues_max": ""}}
+	got, err := PlanSystem(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &bootstrap.PlanSystem{Hostname: "box", Domainname: "example.org", Sysctls: []bootstrap.PlanSysctl{
+		{Key: "fs.mqueue.queues_max"}, {Key: "kernel.shmmax", Value: "4096"}, {Key: "net.ipv4.ip_forward", Value: "1"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	many := map[string]string{}
+	for i := 0; i <= bootstrap.PlanMaxSysctls; i++ {
+		many[fmt.Sprint("k", i)] = ""
+	}
+	for _, tc := range []struct {
+		cfg  *configs.Config
+		want string
+	}{
+		{&configs.Config{Hostname: "a\x00b"}, `hostname "a\x00b": contains a NUL byte`},
+		{&configs.Config{Domainname: strings.Repeat("d", 4096)}, "domainname: 4096 bytes, over the 4095"},
+		{&configs.Config{Sysctl: map[string]string{"": "1"}}, `linux.sysctl[""]: an empty key`},
+		{&configs.Config{Sysctl: map[string]string{"kernel.x\x00": "1"}}, `linux.sysctl["kernel.x\x00"] "kernel.x\x00": contains a NUL byte`},
+		{&configs.Config{Sysctl: map[string]string{"kernel.x": strings.Repeat("1", 4096)}}, `linux.sysctl["kernel.x"] value: 4096 bytes`},
+		{&configs.Config{Sysctl: many}, "linux.sysctl: 4097 sysctls, over the 4096 husk takes"},
+	} {
+		if _, err := PlanSystem(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
 	}

@@ -190,6 +190,8 @@ static int f_fstatfs(int fd, struct statfs *fs)
 		return -1;
 	memset(fs, 0, sizeof(*fs));
 	fs->f_type = fd == STEPFAKE_PTY_SLAVE_FD ? DEVPTS_SUPER_MAGIC : PROC_SUPER_MAGIC;
+	if (fd == STEPFAKE_TARGET_FD && conf->not_procfs)
+		fs->f_type = TMPFS_MAGIC;
 	return 0;
 }
 
@@ -438,6 +440,16 @@ static int f_fsmount(int fd, unsigned int attrs)
 	return rec("fsmount(%d, 0x%x)", fd, attrs) ? -1 : STEPFAKE_MOUNT_FD;
 }
 
+static int f_sethostname(const char *name, size_t n)
+{
+	return rec("sethostname(%.*s)", (int)n, name) ? -1 : 0;
+}
+
+static int f_setdomainname(const char *name, size_t n)
+{
+	return rec("setdomainname(%.*s)", (int)n, name) ? -1 : 0;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -450,7 +462,7 @@ static const struct husk_kernel fake_kernel = {
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
 	.capset = f_capset, .execve = f_execve, .open_tree = f_open_tree, .move_mount = f_move_mount,
 	.mount_setattr = f_mount_setattr, .fsopen = f_fsopen, .fsconfig = f_fsconfig, .fsmount = f_fsmount,
-	.step = mark,
+	.sethostname = f_sethostname, .setdomainname = f_setdomainname, .step = mark,
 };
 
 /* An exec's fork step: the fake goes on as the forked process. Recorded,

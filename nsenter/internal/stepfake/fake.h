@@ -35,6 +35,7 @@ struct stepfake_conf {
 	const char *getcwd; /* what getcwd answers */
 	uint32_t stdio_uid; /* the owner of fds 0-2 */
 	const char *dirs;   /* the paths that are directories, ':'-separated */
+	int not_procfs;     /* STEPFAKE_TARGET_FD is on a tmpfs, not a procfs */
 };
 
 /* Parses the PLAN payload with plan.c and runs the launch's open, its

@@ -55,6 +55,8 @@ type Kernel struct {
 	StdioUID uint32
 	// Dirs are the paths that are directories, ':'-separated.
 	Dirs string
+	// NotProcfs: the files openat2 opens (not Dirs) are on a tmpfs.
+	NotProcfs bool
 }
 
 // Call is one kernel call the steps made.
@@ -105,6 +107,9 @@ func Launch(plan *bootstrap.Plan, forks bool, k Kernel) (*Run, error) {
 		fail_at:    C.int(k.FailAt),
 		fail_errno: C.int(k.Errno),
 		stdio_uid:  C.uint32_t(k.StdioUID),
+	}
+	if k.NotProcfs {
+		conf.not_procfs = 1
 	}
 	for _, s := range []struct {
 		to **C.char

@@ -106,11 +106,16 @@ func kinds() []kind {
 			p.Rootfs = &bootstrap.PlanRootfs{Masked: []string{"/proc/kcore", "/proc/acpi", "/proc/kcore", "/proc/timer_list", "/proc/scsi"},
 				Readonly: []string{"/proc/sys"}, MountLabel: "system_u:object_r:container_file_t:s0",
 				ReadonlyDev: `mounts[1]: error mounting "tmpfs" to rootfs at "/dev"`, ReadonlyRoot: true}
+			p.System = systemPlan()
 			return p
-		}, k: Kernel{FailAt: -1, Exe: "/bin/sh", Getcwd: "/srv", Dirs: "/proc/acpi:/proc/sys:/proc/scsi"},
-		steps: []string{"readonly-dev", "readonly-root", "readonly-paths", "masked-paths", "session/is_init", "attributes", "cwd", "credentials", "path", "filter/filter_late", "exec"},
+		}, k: Kernel{FailAt: -1, Exe: "/bin/sh", Getcwd: "/srv", Dirs: "/proc:/proc/acpi:/proc/sys:/proc/scsi"},
+		steps: []string{"readonly-dev", "readonly-root", "hostname", "domainname", "sysctls", "readonly-paths", "masked-paths", "session/is_init", "attributes", "cwd", "credentials", "path", "filter/filter_late", "exec"},
 		want: []string{"openat2(-100, /dev, resolve 0x4)", "mount_setattr(200, 0x1)", "close(200)",
 			"openat2(-100, /, resolve 0x4)", "mount_setattr(200, 0x1)",
+			"sethostname(box)", "setdomainname(example.org)",
+			// 0xd: RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS, RESOLVE_NO_XDEV.
+			"openat2(-100, /proc, resolve 0x4)", "fstatfs(202)", "openat2(202, sys/kernel/shmmax, resolve 0xd)", "fstatfs(200)",
+			"write(200, 4096)", "close(200)", "openat2(202, sys/net/ipv4/ip_forward, resolve 0xd)", "write(200, 1)", "close(200)", "close(202)",
 			"openat2(-100, /proc/sys, resolve 0x4)", "fstatfs(202)", "open_tree(202, recursive)", "mount_setattr(210, 0x1, recursive)", "move_mount(210, 202)",
 			// The container's /dev/null is no 1:3 device here: the host's masks files.
 			"openat2(-100, /dev/null, resolve 0x4)", "fstat(200)", "close(200)",
@@ -169,6 +174,11 @@ func kinds() []kind {
 
 func ptr[T any](v T) *T { return &v }
 
+func systemPlan() *bootstrap.PlanSystem {
+	return &bootstrap.PlanSystem{Hostname: "box", Domainname: "example.org",
+		Sysctls: []bootstrap.PlanSysctl{{Key: "kernel.shmmax", Value: "4096"}, {Key: "net.ipv4.ip_forward", Value: "1"}}}
+}
+
 // rows maps the names a kind uses to rows of husk_steps: a step's name,
 // or, for a name the table has more than once, "name/applies" (the
 // function that says when it applies, as in launch.c's table, which must
@@ -207,6 +217,9 @@ var stepCalls = map[string][]string{
 	"(open)":         {"open", "fstatfs", "close", "access"},
 	"readonly-dev":   {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
 	"readonly-root":  {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
+	"hostname":       {"sethostname"},
+	"domainname":     {"setdomainname"},
+	"sysctls":        {"openat2", "fstatfs", "write", "close"},
 	"readonly-paths": {"openat2", "fstat", "fstatfs", "stat", "open_tree", "mount_setattr", "move_mount", "close"},
 	"masked-paths":   {"openat2", "fstat", "fstatfs", "stat", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "close"},
 	"pty":            {"open", "ioctl", "fstatfs", "fstat", "tcgetattr", "tcsetattr", "fchown", "sendmsg", "close", "dup2"},
@@ -232,6 +245,9 @@ var stepErrors = map[string][]string{
 	"(open)":         {"process.apparmorProfile: ", "process.selinuxLabel: "},
 	"readonly-dev":   {`mounts[1]: error mounting "tmpfs" to rootfs at "/dev": make it read-only: `},
 	"readonly-root":  {"root.readonly: remount / read-only: "},
+	"hostname":       {`hostname: sethostname "box": `},
+	"domainname":     {`domainname: setdomainname "example.org": `},
+	"sysctls":        {`linux.sysctl["kernel.shmmax"]: write "4096": `, `linux.sysctl["net.ipv4.ip_forward"]: write "1": `},
 	"readonly-paths": {`readonlyPaths[0] "/proc/sys": `},
 	"masked-paths":   {"maskedPaths["},
 	"pty":            {"process.terminal: ", "process.consoleSize: "},
@@ -487,6 +503,35 @@ func TestKernelsComplete(t *testing.T) {
 	for _, real := range []bool{true, false} {
 		if n := Missing(real); n != 0 {
 			t.Errorf("real %v: %d calls of struct husk_kernel are NULL", real, n)
+		}
+	}
+}
+
+// A sysctl's file that is not on procfs (something bound over it) is
+// refused, never written; so is a /proc that is not a procfs.
+func TestSysctlOffProcfsIsRefused(t *testing.T) {
+	plan := func() *bootstrap.Plan {
+		p := rootPlan()
+		p.System = systemPlan()
+		return p
+	}
+	for _, tc := range []struct {
+		dirs, want string
+	}{
+		{"/proc", `linux.sysctl["kernel.shmmax"]: write "4096": /proc/sys/kernel/shmmax: not on procfs (filesystem magic 0x1021994)`},
+		{"", `linux.sysctl["kernel.shmmax"]: write "4096": /proc: not on procfs (filesystem magic 0x1021994)`},
+	} {
+		r, err := Launch(plan(), false, Kernel{FailAt: -1, Exe: "/bin/sh", Getcwd: "/srv", Dirs: tc.dirs, NotProcfs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Err == nil || r.Err.Error() != tc.want {
+			t.Errorf("error %v, want %q", r.Err, tc.want)
+		}
+		for _, c := range r.Calls {
+			if c.Name == "write" {
+				t.Errorf("%s: written", c.Text)
+			}
 		}
 	}
 }

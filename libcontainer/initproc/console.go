@@ -6,28 +6,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
-// setupSystem sets what belongs to the container's namespaces rather than
-// to its process: host and domain name, sysctls.
-func (k *kernel) setupSystem(cfg *configs.Config) error {
-	if cfg.Hostname != "" {
-		if err := k.sethostname(cfg.Hostname); err != nil {
-			return fmt.Errorf("hostname: sethostname %q: %w", cfg.Hostname, err)
-		}
-	}
-	if cfg.Domainname != "" {
-		if err := k.setdomainname(cfg.Domainname); err != nil {
-			return fmt.Errorf("domainname: setdomainname %q: %w", cfg.Domainname, err)
-		}
-	}
-	for key, v := range cfg.Sysctl {
-		// Through a checked procfs fd, never a path (CVE-2025-52881).
-		if err := k.writeSysctl(key, v); err != nil {
-			return fmt.Errorf("linux.sysctl[%q]: write %q: %w", key, v, err)
-		}
-	}
-	return nil
-}
-
 // setupConsole makes the container's pty (process.terminal), sends its
 // master over the console socket and, with bind, binds the slave onto
 // /dev/console; it returns the slave for pid 1, which makes it the
