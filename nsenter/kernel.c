@@ -131,6 +131,11 @@ static int k_fsmount(int fd, unsigned int attrs)
 	return syscall(SYS_fsmount, fd, FSMOUNT_CLOEXEC, attrs);
 }
 
+static int k_mount_bind(const char *from, const char *to)
+{
+	return syscall(SYS_mount, from, to, NULL, MS_BIND, NULL);
+}
+
 static int k_sethostname(const char *name, size_t n)
 {
 	return syscall(SYS_sethostname, name, n);
@@ -183,6 +188,7 @@ const struct husk_kernel husk_real_kernel = {
 	.fsopen = k_fsopen,
 	.fsconfig = k_fsconfig,
 	.fsmount = k_fsmount,
+	.mount_bind = k_mount_bind,
 	.sethostname = k_sethostname,
 	.setdomainname = k_setdomainname,
 };

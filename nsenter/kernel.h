@@ -69,6 +69,7 @@ struct husk_kernel {
 	int (*fsopen)(const char *fstype);
 	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
 	int (*fsmount)(int fd, unsigned int attrs);
+	int (*mount_bind)(const char *from, const char *to); /* mount(from, to, MS_BIND) */
 	/* the UTS namespace (system.c) */
 	int (*sethostname)(const char *name, size_t n);
 	int (*setdomainname)(const char *name, size_t n);

@@ -158,5 +158,8 @@ int husk_look_path(struct husk_launch *l);
  */
 int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char *err, size_t errlen);
 int husk_take_ctty(char *err, size_t errlen);
+/* pty.c: binds the slave onto /dev/console (a container's init with a
+ * mount namespace of its own), both ends by fd. */
+int husk_bind_console(int slave, char *err, size_t errlen);
 
 #endif

@@ -223,7 +223,9 @@ type PlanListener struct {
 }
 
 // PlanTTY is process.terminal: Open makes the launcher open the pty and
-// send its master (an exec; a container's Go init made it already);
+// send its master (an exec; a container's init with a mount namespace of
+// its own, whose pty is bound onto /dev/console: without one, Go init
+// made it already);
 // Rows and Cols are process.consoleSize when HasSize.
 type PlanTTY struct {
 	Open, HasSize bool

@@ -1,16 +1,15 @@
 package initproc
 
 import (
-	"fmt"
-
 	"github.com/husk-runtime/husk/libcontainer/configs"
 )
 
-// setupConsole makes the container's pty (process.terminal), sends its
-// master over the console socket and, with bind, binds the slave onto
-// /dev/console; it returns the slave for pid 1, which makes it the
-// process's stdio and controlling terminal (-1 without a terminal).
-func (k *kernel) setupConsole(cfg *configs.Config, side *inherited, bind bool) (int, error) {
+// setupConsole makes the pty of a container without a mount namespace
+// of its own (process.terminal), before the chroot, and sends its master
+// over the console socket; it returns the slave for pid 1, which makes
+// it the process's stdio and controlling terminal (-1 without a
+// terminal). With a mount namespace, pid 1 makes the console itself.
+func (k *kernel) setupConsole(cfg *configs.Config, side *inherited) (int, error) {
 	p := cfg.Process
 	if !p.Terminal {
 		return -1, nil
@@ -20,16 +19,5 @@ func (k *kernel) setupConsole(cfg *configs.Config, side *inherited, bind bool) (
 	if s := p.ConsoleSize; s != nil {
 		rows, cols = s.Height, s.Width
 	}
-	slave, err := k.openPty(int(side.console.Fd()), p.ConsoleSize != nil, rows, cols, p.User.UID)
-	if err != nil {
-		return -1, err
-	}
-	if !bind {
-		return slave, nil
-	}
-	if err := k.bindConsole(slave); err != nil {
-		k.close(slave)
-		return -1, fmt.Errorf("process.terminal: %w", err)
-	}
-	return slave, nil
+	return k.openPty(int(side.console.Fd()), p.ConsoleSize != nil, rows, cols, p.User.UID)
 }

@@ -86,25 +86,20 @@ func build(k *kernel, sock *os.File) error {
 	// Without a mount namespace of its own the container's console is a
 	// pty of the host's /dev/ptmx, made before the chroot, and has no
 	// /dev/console (a mount there would land on the host's tree): as runc
-	// runs that config.
+	// runs that config. With one, pid 1 makes it in the container.
 	_, ownMounts := cfg.Namespace(configs.NEWNS)
 	slave := -1
 	if !ownMounts {
-		if slave, err = k.setupConsole(cfg, side, false); err != nil {
+		if slave, err = k.setupConsole(cfg, side); err != nil {
 			return err
 		}
 	}
 	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}
-	if ownMounts {
-		if slave, err = k.setupConsole(cfg, side, true); err != nil {
-			return err
-		}
-	}
-	// Pid 1 finishes the container after the hand-over: /dev and "/"
-	// read-only, host and domain names, sysctls, read-only and masked
-	// paths (nsenter/final.c, nsenter/system.c).
+	// Pid 1 finishes the container after the hand-over: the console,
+	// /dev and "/" read-only, host and domain names, sysctls, read-only
+	// and masked paths (nsenter/pty.c, final.c, system.c).
 	trace.Mark("setup")
 	return k.handOver(side.launcher, slave, k.takeDevNull())
 }

@@ -61,9 +61,8 @@ func (f *fakeKernel) kernel() *kernel {
 		openPty: func(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error) {
 			return 77, f.call(fmt.Sprintf("openpty %dx%d uid %d", rows, cols, uid))
 		},
-		bindConsole: func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
-		loopbackUp:  func() error { return f.call("lo up") },
-		openRoot:    func() (int, error) { return 66, f.call("open /") },
+		loopbackUp: func() error { return f.call("lo up") },
+		openRoot:   func() (int, error) { return 66, f.call("open /") },
 		sendmsg: func(fd int, p, oob []byte) error {
 			msgs, err := unix.ParseSocketControlMessage(oob)
 			if err != nil || len(msgs) != 1 {
@@ -156,9 +155,9 @@ func TestBuildOrder(t *testing.T) {
 		{"asked to stop at CREATE_HOOKS", false, bootstrap.ConfigAskHooks,
 			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
 			[]string{"CREATE_HOOKS"}, []int{66, 88}},
-		{"a terminal: the pty after pivot_root, its slave handed over", true, 0,
-			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "open /", "sendmsg 0x03"},
-			nil, []int{66, 77, 88}},
+		{"a terminal: pid 1 makes the console, none is made here", true, 0,
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
+			nil, []int{66, 88}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := buildConfig()
@@ -193,9 +192,6 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"mount", false, "operation not permitted", "mount"},
 		{"pivot_root", false, "operation not permitted", "pivot_root"},
-		{"openpty", true, "operation not permitted", "openpty 0x0 uid 1000"},
-		// The slave is closed: pid 1 never gets it.
-		{"bindconsole", true, "process.terminal: operation not permitted", "close 77"},
 		{"open", false, "hand over to pid 1: open /: operation not permitted", "open /"},
 		{"sendmsg", false, "hand over to pid 1: operation not permitted", "sendmsg 0x02"},
 	} {
@@ -354,5 +350,12 @@ func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
 	}
 	if !slices.Equal(f.handed, []int{66, 77}) {
 		t.Errorf("handed over %v", f.handed)
+	}
+	f = &fakeKernel{noDevNull: true, fail: map[string]error{"openpty": unix.EPERM}}
+	if err, _ := runBuild(t, f, cfg, 0); err == nil || err.Error() != "operation not permitted" {
+		t.Errorf("a failed pty: %v", err)
+	}
+	if !slices.Equal(f.calls, []string{"openpty 0x0 uid 1000"}) {
+		t.Errorf("a failed pty: calls %q", f.calls)
 	}
 }

@@ -2,7 +2,6 @@ package initproc
 
 import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
@@ -21,8 +20,6 @@ type kernel struct {
 	// openPty makes the pty, sends its master over the console socket
 	// and returns the slave (the launcher's C function).
 	openPty OpenPty
-	// bindConsole binds the pty slave onto /dev/console.
-	bindConsole func(slave int) error
 	// loopbackUp brings "lo" up in a new network namespace.
 	loopbackUp func() error
 	// openRoot opens "/" (O_PATH), the root handed over to pid 1.
@@ -38,7 +35,6 @@ func hostKernel(openPty OpenPty) *kernel {
 		setupRootfs: rootfs.SetupWith,
 		takeDevNull: rootfs.TakeDevNull,
 		openPty:     openPty,
-		bindConsole: console.BindConsole,
 		loopbackUp:  loopbackUp,
 		openRoot: func() (int, error) {
 			return unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

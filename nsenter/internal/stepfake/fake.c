@@ -440,6 +440,11 @@ static int f_fsmount(int fd, unsigned int attrs)
 	return rec("fsmount(%d, 0x%x)", fd, attrs) ? -1 : STEPFAKE_MOUNT_FD;
 }
 
+static int f_mount_bind(const char *from, const char *to)
+{
+	return rec("mount_bind(%s, %s)", from, to) ? -1 : 0;
+}
+
 static int f_sethostname(const char *name, size_t n)
 {
 	return rec("sethostname(%.*s)", (int)n, name) ? -1 : 0;
@@ -462,7 +467,7 @@ static const struct husk_kernel fake_kernel = {
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
 	.capset = f_capset, .execve = f_execve, .open_tree = f_open_tree, .move_mount = f_move_mount,
 	.mount_setattr = f_mount_setattr, .fsopen = f_fsopen, .fsconfig = f_fsconfig, .fsmount = f_fsmount,
-	.sethostname = f_sethostname, .setdomainname = f_setdomainname, .step = mark,
+	.mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname, .step = mark,
 };
 
 /* An exec's fork step: the fake goes on as the forked process. Recorded,

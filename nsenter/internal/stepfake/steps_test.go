@@ -126,6 +126,24 @@ func kinds() []kind {
 			"openat2(-100, /proc/scsi, resolve 0x4)", "open_tree(221)", "move_mount(210, 202)", "close(302)", "close(221)",
 			"setsid()", "execve(/bin/sh, [/bin/sh -c true])"},
 	}, {
+		name: "init with a console", plan: consolePlan, k: user,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want: []string{"open(/dev/ptmx)", "ioctl(100, TIOCGPTPEER)", "ioctl(100, TIOCSWINSZ, 24x80)", "fchown(301, 1000)",
+			"sendmsg(7, fd 100, /dev/ptmx)", "openat2(-100, /dev/console, resolve 0x4)", "fstat(200)", "open_tree(301)",
+			"move_mount(210, 200)", "close(210)", "close(200)", "dup2(301, 0)", "dup2(301, 2)", "close(301)", "close(7)",
+			"setsid()", "ioctl(0, TIOCSCTTY)", "setresuid(1000, 1000, 1000)"},
+	}, {
+		name: "init with a console on a devpts of another namespace", plan: consolePlan, k: user,
+		failFirst: "open_tree", failErrno: syscall.EINVAL,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want:  []string{"open_tree(301)", "mount_bind(/proc/self/fd/301, /proc/self/fd/200)", "close(200)", "dup2(301, 0)"},
+	}, {
+		name: "init with a console and no /dev/console", plan: consolePlan, k: user,
+		failFirst: "openat2", failErrno: syscall.ENOENT,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want: []string{"openat2(-100, /dev/console, resolve 0x4)", "openat2(-100, /dev/console, resolve 0x4)", "close(200)",
+			"openat2(-100, /dev/console, resolve 0x4)", "fstat(200)", "open_tree(301)", "move_mount(210, 200)"},
+	}, {
 		name: "exec", plan: rootPlan, forks: true, k: base,
 		steps: []string{"attributes", "cwd", "credentials", "path", "filter/filter_late", "fork/forks_late", "session/forks_late", "exec"},
 		want:  []string{"seccomp(1, 0x0, 4 instructions)", "fork()", "setsid()", "execve(/bin/sh, [/bin/sh -c true])"},
@@ -174,6 +192,16 @@ func kinds() []kind {
 
 func ptr[T any](v T) *T { return &v }
 
+// consolePlan is a container's init with a terminal and a mount
+// namespace of its own: its pid 1 makes the console.
+func consolePlan() *bootstrap.Plan {
+	p := userPlan()
+	p.Sched, p.FillHome, p.Env = nil, false, []string{"PATH=/bin"}
+	p.TTY = &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 24, Cols: 80}
+	p.Rootfs = &bootstrap.PlanRootfs{}
+	return p
+}
+
 func systemPlan() *bootstrap.PlanSystem {
 	return &bootstrap.PlanSystem{Hostname: "box", Domainname: "example.org",
 		Sysctls: []bootstrap.PlanSysctl{{Key: "kernel.shmmax", Value: "4096"}, {Key: "net.ipv4.ip_forward", Value: "1"}}}
@@ -217,6 +245,7 @@ var stepCalls = map[string][]string{
 	"(open)":         {"open", "fstatfs", "close", "access"},
 	"readonly-dev":   {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
 	"readonly-root":  {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
+	"console":        {"open", "ioctl", "fstatfs", "fstat", "tcgetattr", "tcsetattr", "fchown", "sendmsg", "close", "openat2", "open_tree", "move_mount", "mount_bind", "dup2"},
 	"hostname":       {"sethostname"},
 	"domainname":     {"setdomainname"},
 	"sysctls":        {"openat2", "fstatfs", "write", "close"},
@@ -245,6 +274,7 @@ var stepErrors = map[string][]string{
 	"(open)":         {"process.apparmorProfile: ", "process.selinuxLabel: "},
 	"readonly-dev":   {`mounts[1]: error mounting "tmpfs" to rootfs at "/dev": make it read-only: `},
 	"readonly-root":  {"root.readonly: remount / read-only: "},
+	"console":        {"process.terminal: ", "process.consoleSize: "},
 	"hostname":       {`hostname: sethostname "box": `},
 	"domainname":     {`domainname: setdomainname "example.org": `},
 	"sysctls":        {`linux.sysctl["kernel.shmmax"]: write "4096": `, `linux.sysctl["net.ipv4.ip_forward"]: write "1": `},
