@@ -109,6 +109,12 @@ func (c *Container) create(o CreateOpts, network *cni.Request) error {
 	if err != nil {
 		return err
 	}
+	if plan.Rootfs, err = launch.PlanRootfs(cfg); err != nil {
+		return err
+	}
+	if plan.System, err = launch.PlanSystem(cfg); err != nil {
+		return err
+	}
 	msg, err := launch.BootstrapMessage(cfg)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/mount.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -98,6 +99,53 @@ static long k_capset(void *hdr, void *data)
 	return syscall(SYS_capset, hdr, data);
 }
 
+static int k_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	return syscall(SYS_open_tree, dirfd, path, flags);
+}
+
+static int k_move_mount(int from, int to)
+{
+	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int k_mount_setattr(int fd, unsigned int flags, unsigned long long set)
+{
+	struct mount_attr attr = {.attr_set = set};
+
+	return syscall(SYS_mount_setattr, fd, "", flags | AT_EMPTY_PATH, &attr, sizeof(attr));
+}
+
+static int k_fsopen(const char *fstype)
+{
+	return syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
+}
+
+static int k_fsconfig(int fd, unsigned int cmd, const char *key, const char *value)
+{
+	return syscall(SYS_fsconfig, fd, cmd, key, value, 0);
+}
+
+static int k_fsmount(int fd, unsigned int attrs)
+{
+	return syscall(SYS_fsmount, fd, FSMOUNT_CLOEXEC, attrs);
+}
+
+static int k_mount_bind(const char *from, const char *to)
+{
+	return syscall(SYS_mount, from, to, NULL, MS_BIND, NULL);
+}
+
+static int k_sethostname(const char *name, size_t n)
+{
+	return syscall(SYS_sethostname, name, n);
+}
+
+static int k_setdomainname(const char *name, size_t n)
+{
+	return syscall(SYS_setdomainname, name, n);
+}
+
 const struct husk_kernel husk_real_kernel = {
 	.open = k_open,
 	.access = access,
@@ -134,6 +182,15 @@ const struct husk_kernel husk_real_kernel = {
 	.setresuid = setresuid,
 	.capset = k_capset,
 	.execve = execve,
+	.open_tree = k_open_tree,
+	.move_mount = k_move_mount,
+	.mount_setattr = k_mount_setattr,
+	.fsopen = k_fsopen,
+	.fsconfig = k_fsconfig,
+	.fsmount = k_fsmount,
+	.mount_bind = k_mount_bind,
+	.sethostname = k_sethostname,
+	.setdomainname = k_setdomainname,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

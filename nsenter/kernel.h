@@ -61,6 +61,18 @@ struct husk_kernel {
 	int (*setresuid)(uid_t r, uid_t e, uid_t s);
 	long (*capset)(void *hdr, void *data);
 	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	/* mounts (final.c): each fd-based, AT_EMPTY_PATH where an fd is
+	 * the object itself */
+	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
+	int (*move_mount)(int from, int to); /* a detached tree onto an O_PATH fd */
+	int (*mount_setattr)(int fd, unsigned int flags, unsigned long long set); /* on fd itself */
+	int (*fsopen)(const char *fstype);
+	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
+	int (*fsmount)(int fd, unsigned int attrs);
+	int (*mount_bind)(const char *from, const char *to); /* mount(from, to, MS_BIND) */
+	/* the UTS namespace (system.c) */
+	int (*sethostname)(const char *name, size_t n);
+	int (*setdomainname)(const char *name, size_t n);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

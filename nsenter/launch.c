@@ -62,6 +62,7 @@ void husk_launch_init(struct husk_launch *l, struct husk_plan *p, int forks)
 	l->plan = p;
 	l->forks = forks;
 	l->lsm_fd[0] = l->lsm_fd[1] = l->lsm_fd[2] = l->notify_fd = l->console_fd = -1;
+	l->dev_null_fd = -1;
 }
 
 /* Opens /proc/self/attr/<name> for writing; it must be on a procfs. */
@@ -123,13 +124,15 @@ static int load_seccomp(struct husk_launch *l)
 	return 0;
 }
 
-/* The process's stdio is the slave of a new pty (exec with a terminal). */
-static int open_tty(struct husk_launch *l)
+/* The slave of a new pty, its master sent over the console socket. */
+static int make_pty(struct husk_launch *l)
 {
-	int slave = husk_pty_send(l->console_fd, &l->plan->tty, l->plan->uid, l->err, sizeof(l->err));
+	return husk_pty_send(l->console_fd, &l->plan->tty, l->plan->uid, l->err, sizeof(l->err));
+}
 
-	if (slave < 0)
-		return -1;
+/* The process's stdio is slave (exec with a terminal; the console). */
+static int use_tty(struct husk_launch *l, int slave)
+{
 	for (int fd = 0; fd <= 2; fd++)
 		if (husk_k->dup2(slave, fd) < 0)
 			return husk_launch_errf(l, "process.terminal: dup the pty slave onto fd %d: %s", fd,
@@ -138,6 +141,29 @@ static int open_tty(struct husk_launch *l)
 	husk_k->close(l->console_fd);
 	l->console_fd = -1;
 	return 0;
+}
+
+static int open_tty(struct husk_launch *l)
+{
+	int slave = make_pty(l);
+
+	return slave < 0 ? -1 : use_tty(l, slave);
+}
+
+/* A container's console, as runc's setupConsole: the pty made in the
+ * container, its slave bound onto /dev/console, then the stdio. */
+static int open_console(struct husk_launch *l)
+{
+	char why[HUSK_WHY];
+	int slave = make_pty(l);
+
+	if (slave < 0)
+		return -1;
+	if (husk_bind_console(slave, why, sizeof(why)) < 0) {
+		husk_k->close(slave);
+		return husk_launch_errf(l, "process.terminal: %s", why);
+	}
+	return use_tty(l, slave);
 }
 
 /*
@@ -249,6 +275,18 @@ static int is_init(const struct husk_launch *l)
 	return !l->forks;
 }
 
+static int exec_opens_pty(const struct husk_launch *l)
+{
+	return l->forks && opens_pty(l);
+}
+
+/* A container's init with a mount namespace of its own makes its
+ * console; without one, Go init made the pty before its chroot. */
+static int init_opens_console(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_rootfs && opens_pty(l);
+}
+
 /*
  * An exec forks before its scheduler when the scheduler cannot be set
  * before a fork (husk_sched_after_fork), and before its filter when the
@@ -312,6 +350,49 @@ static int fills_home(const struct husk_launch *l)
 	return l->plan->fill_home;
 }
 
+/* The rootfs's last steps: a container's init with a mount namespace
+ * of its own only (the parent plans ROOTFS only for one). */
+static int has_rootfs(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_rootfs;
+}
+
+static int masks_paths(const struct husk_launch *l)
+{
+	return has_rootfs(l) && l->plan->n_masked;
+}
+
+/* The UTS names and sysctls: a container's init only. */
+static int has_hostname(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_uts && l->plan->hostname[0];
+}
+
+static int has_domainname(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->has_uts && l->plan->domainname[0];
+}
+
+static int has_sysctls(const struct husk_launch *l)
+{
+	return is_init(l) && l->plan->n_sysctls;
+}
+
+static int has_readonly_paths(const struct husk_launch *l)
+{
+	return has_rootfs(l) && l->plan->n_rdonly;
+}
+
+static int has_readonly_dev(const struct husk_launch *l)
+{
+	return has_rootfs(l) && (l->plan->rootfs_flags & HUSK_ROOTFS_RO_DEV);
+}
+
+static int has_readonly_root(const struct husk_launch *l)
+{
+	return has_rootfs(l) && (l->plan->rootfs_flags & HUSK_ROOTFS_RO_ROOT);
+}
+
 /*
  * The launcher's steps, in order (docs/architecture.md, "One launcher",
  * states it with runc's; TestStepsMatchDoc checks both and the order's
@@ -319,7 +400,15 @@ static int fills_home(const struct husk_launch *l)
  * husk_launch_exec, after a container's init waited for start.
  */
 const struct husk_step husk_steps[] = {
-	{"pty", opens_pty, open_tty},
+	{"console", init_opens_console, open_console},
+	{"readonly-dev", has_readonly_dev, husk_readonly_dev},
+	{"readonly-root", has_readonly_root, husk_readonly_root},
+	{"hostname", has_hostname, husk_set_hostname},
+	{"domainname", has_domainname, husk_set_domainname},
+	{"sysctls", has_sysctls, husk_write_sysctls},
+	{"readonly-paths", has_readonly_paths, husk_readonly_paths},
+	{"masked-paths", masks_paths, husk_mask_paths},
+	{"pty", exec_opens_pty, open_tty},
 	{"session", is_init, new_session},
 	{"attributes", NULL, husk_set_attrs},
 	{"fork", forks_early, fork_process},

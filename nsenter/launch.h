@@ -52,6 +52,20 @@ struct husk_plan {
 	size_t n_listener_holes;
 	int has_tty;
 	struct husk_plan_tty tty;
+	/* A container's init with a mount namespace of its own: what pid 1
+	 * finishes of the rootfs (final.c). */
+	int has_rootfs;
+	uint32_t rootfs_flags; /* HUSK_ROOTFS_* */
+	const char *rodev_name; /* the read-only /dev mount, for errors */
+	char **masked, **rdonly; /* NULL-terminated (malloc'd), or NULL */
+	size_t n_masked, n_rdonly;
+	const char *mount_label; /* NULL: none */
+	/* A container's init: its host name and domain name ("": leave
+	 * it), its sysctls (key, value, ...: malloc'd) (system.c). */
+	int has_uts;
+	const char *hostname, *domainname;
+	char **sysctl;
+	size_t n_sysctls;
 	char *buf; /* owns the bytes */
 };
 
@@ -69,6 +83,7 @@ struct husk_launch {
 	const char *apparmor_attr; /* the file lsm_fd[0] is: "apparmor/exec" or "exec" */
 	int notify_fd;   /* the filter's listener fd, or -1 */
 	int console_fd;  /* exec with a terminal: the console socket, or -1 */
+	int dev_null_fd; /* init: the host's /dev/null cloned by Go init, or -1 */
 	int cwd_done;    /* cwd entered before the credentials */
 	pid_t pid;       /* the process's pid in the runtime's pid namespace */
 	/* exec: forks the process (run.c). Returns 0 in the forked process,
@@ -119,6 +134,18 @@ const char *husk_cap_name(uint32_t v, char *buf, size_t n);
 /* cwd.c: process.cwd entered inside the root: 1, or 0 when only the
  * user may enter it (EACCES, EPERM; as_user 0), or -1. */
 int husk_enter_cwd(struct husk_launch *l, int as_user);
+int husk_set_hostname(struct husk_launch *l);    /* system.c */
+int husk_set_domainname(struct husk_launch *l);
+int husk_write_sysctls(struct husk_launch *l);
+/* final.c: s quoted as Go's %q quotes a path, cut to fit buf; the
+ * reason a step's helper failed, into a buffer of HUSK_WHY bytes (-1). */
+const char *husk_quote(const char *s, char *buf, size_t n);
+#define HUSK_WHY 512
+int husk_whyf(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int husk_mask_paths(struct husk_launch *l);      /* final.c */
+int husk_readonly_paths(struct husk_launch *l);
+int husk_readonly_dev(struct husk_launch *l);
+int husk_readonly_root(struct husk_launch *l);
 int husk_fill_home(struct husk_launch *l);       /* lookup.c */
 int husk_look_path(struct husk_launch *l);
 
@@ -131,5 +158,8 @@ int husk_look_path(struct husk_launch *l);
  */
 int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char *err, size_t errlen);
 int husk_take_ctty(char *err, size_t errlen);
+/* pty.c: binds the slave onto /dev/console (a container's init with a
+ * mount namespace of its own), both ends by fd. */
+int husk_bind_console(int slave, char *err, size_t errlen);
 
 #endif

@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 const syncTestPids bootstrap.SyncType = 100
 
 // fakeInit waits for CONFIG like Go init, reports the pids, and hands
-// over to pid 1 (the root, no pty) as Go init does.
+// over to pid 1 (flags 0: the root alone, no pty, no /dev/null) as Go
+// init does.
 func fakeInit() int {
 	sock := os.NewFile(3, "initpipe")
 	if t, _, err := bootstrap.Recv(sock); err != nil || t != bootstrap.SyncConfig {
@@ -47,7 +48,7 @@ func fakeInit() int {
 	}
 	fd, _ := strconv.Atoi(os.Getenv(bootstrap.EnvLauncherFd))
 	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil || unix.Sendmsg(fd, []byte{'D'}, unix.UnixRights(root), nil, 0) != nil {
+	if err != nil || unix.Sendmsg(fd, []byte{0}, unix.UnixRights(root), nil, 0) != nil {
 		return 4
 	}
 	return 0

@@ -121,6 +121,18 @@ func ParsePlan(b []byte) (*bootstrap.Plan, error) {
 		t := pl.tty
 		p.TTY = &bootstrap.PlanTTY{Open: t.flags&C.HUSK_TTY_OPEN != 0, HasSize: t.flags&C.HUSK_TTY_SIZE != 0, Rows: uint16(t.rows), Cols: uint16(t.cols)}
 	}
+	if pl.has_uts != 0 {
+		p.System = &bootstrap.PlanSystem{Hostname: C.GoString(pl.hostname), Domainname: C.GoString(pl.domainname)}
+		kv := cStrings(pl.sysctl, int(2*pl.n_sysctls))
+		for i := 0; i+1 < len(kv); i += 2 {
+			p.System.Sysctls = append(p.System.Sysctls, bootstrap.PlanSysctl{Key: kv[i], Value: kv[i+1]})
+		}
+	}
+	if pl.has_rootfs != 0 {
+		p.Rootfs = &bootstrap.PlanRootfs{Masked: cStrings(pl.masked, int(pl.n_masked)),
+			Readonly: cStrings(pl.rdonly, int(pl.n_rdonly)), MountLabel: goString(pl.mount_label),
+			ReadonlyDev: goString(pl.rodev_name), ReadonlyRoot: pl.rootfs_flags&C.HUSK_ROOTFS_RO_ROOT != 0}
+	}
 	return p, nil
 }
 

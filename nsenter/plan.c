@@ -101,6 +101,100 @@ static int mask(const struct rec *r, size_t skip, const uint64_t **out, size_t *
 	return 0;
 }
 
+/* A clean absolute path, as filepath.Clean leaves one: no empty, "." or
+ * ".." component, no trailing '/' but for "/" itself. */
+static int clean_path(const char *p)
+{
+	const char *c, *end;
+
+	if (p[0] != '/')
+		return 0;
+	if (p[1] == '\0')
+		return 1;
+	for (c = p + 1;; c = end + 1) {
+		size_t n;
+
+		end = strchrnul(c, '/');
+		n = end - c;
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (!*end)
+			return 1;
+	}
+}
+
+/* MASKED, RDONLY: at most HUSK_PLAN_MAX_PATHS clean absolute paths, each
+ * shorter than PATH_MAX. */
+static int path_list(const struct rec *r, char ***out, size_t *count, char *err, size_t errlen)
+{
+	if (string_list(r, out, count, err, errlen) < 0)
+		return -1;
+	if (*count > HUSK_PLAN_MAX_PATHS)
+		return perr(err, errlen, "record %s: %zu paths, over %d", names[r->type], *count, HUSK_PLAN_MAX_PATHS);
+	for (size_t i = 0; i < *count; i++)
+		if (strlen((*out)[i]) >= HUSK_PLAN_MAX_PATH || !clean_path((*out)[i]))
+			return perr(err, errlen, "record %s: path %zu is not a clean absolute path under %d bytes",
+				    names[r->type], i, HUSK_PLAN_MAX_PATH);
+	return 0;
+}
+
+/* ROOTFS: u32 flags, then with HUSK_ROOTFS_RO_DEV the /dev mount's name. */
+static int rootfs(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
+{
+	struct rec name = {.type = r->type, .p = r->p + 4, .n = r->n - 4};
+
+	if (r->n < 4)
+		return perr(err, errlen, "record ROOTFS: %zu bytes, want flags", r->n);
+	memcpy(&out->rootfs_flags, r->p, 4);
+	out->has_rootfs = 1;
+	if (out->rootfs_flags & ~(uint32_t)(HUSK_ROOTFS_RO_DEV | HUSK_ROOTFS_RO_ROOT))
+		return perr(err, errlen, "record ROOTFS: unknown flags 0x%x", out->rootfs_flags);
+	if (!(out->rootfs_flags & HUSK_ROOTFS_RO_DEV))
+		return want_size(r, 4, err, errlen);
+	if (name.n > HUSK_PLAN_MAX_PATH * 3)
+		return perr(err, errlen, "record ROOTFS: the /dev mount's name is over %d bytes", HUSK_PLAN_MAX_PATH * 3);
+	return one_string(&name, &out->rodev_name, err, errlen);
+}
+
+/* UTS: the host name and the domain name, either empty. */
+static int uts(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
+{
+	size_t n = 0;
+
+	if (r->n < 2 || r->p[r->n - 1] != '\0')
+		return perr(err, errlen, "record UTS: %zu bytes, want two NUL-terminated names", r->n);
+	for (size_t i = 0; i < r->n; i++)
+		n += r->p[i] == '\0';
+	if (n != 2)
+		return perr(err, errlen, "record UTS: %zu names, want 2", n);
+	out->hostname = r->p;
+	out->domainname = r->p + strlen(r->p) + 1;
+	if (strlen(out->hostname) >= HUSK_PLAN_MAX_NAME || strlen(out->domainname) >= HUSK_PLAN_MAX_NAME)
+		return perr(err, errlen, "record UTS: a name of %d bytes or more", HUSK_PLAN_MAX_NAME);
+	out->has_uts = 1;
+	return 0;
+}
+
+/* SYSCTL: key, value pairs; at most HUSK_PLAN_MAX_SYSCTLS, each key
+ * non-empty, key and value shorter than HUSK_PLAN_MAX_SYSCTL. */
+static int sysctls(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
+{
+	size_t n;
+
+	if (string_list(r, &out->sysctl, &n, err, errlen) < 0)
+		return -1;
+	if (n % 2)
+		return perr(err, errlen, "record SYSCTL: %zu strings, not key and value pairs", n);
+	if (n / 2 > HUSK_PLAN_MAX_SYSCTLS)
+		return perr(err, errlen, "record SYSCTL: %zu sysctls, over %d", n / 2, HUSK_PLAN_MAX_SYSCTLS);
+	for (size_t i = 0; i < n; i++)
+		if ((i % 2 == 0 && !out->sysctl[i][0]) || strlen(out->sysctl[i]) >= HUSK_PLAN_MAX_SYSCTL)
+			return perr(err, errlen, "record SYSCTL: string %zu empty (a key) or of %d bytes or more", i,
+				    HUSK_PLAN_MAX_SYSCTL);
+	out->n_sysctls = n / 2;
+	return 0;
+}
+
 static int add_rlimit(struct husk_plan *out, const struct rec *r, char *err, size_t errlen)
 {
 	struct husk_plan_rlimit *more;
@@ -198,6 +292,15 @@ static int store(struct husk_plan *out, const struct rec *r, char *err, size_t e
 		return mask(r, sizeof(out->mempolicy), &out->nodes, &out->node_words, err, errlen);
 	case HUSK_PLAN_RLIMIT: return add_rlimit(out, r, err, errlen);
 	case HUSK_PLAN_LISTENER: return listener(out, r, err, errlen);
+	case HUSK_PLAN_ROOTFS: return rootfs(out, r, err, errlen);
+	case HUSK_PLAN_MASKED: return path_list(r, &out->masked, &out->n_masked, err, errlen);
+	case HUSK_PLAN_RDONLY: return path_list(r, &out->rdonly, &out->n_rdonly, err, errlen);
+	case HUSK_PLAN_UTS: return uts(out, r, err, errlen);
+	case HUSK_PLAN_SYSCTL: return sysctls(out, r, err, errlen);
+	case HUSK_PLAN_MOUNT_LABEL:
+		if (r->n > 4096)
+			return perr(err, errlen, "record MOUNT_LABEL: %zu bytes, over a page", r->n);
+		return one_string(r, &out->mount_label, err, errlen);
 	}
 	return perr(err, errlen, "unknown record type %u", r->type);
 }
@@ -242,6 +345,10 @@ static int parse(const char *frame, size_t len, struct husk_plan *out, char *err
 		return perr(err, errlen, "records missing: have 0x%x, need 0x%x", seen, REQUIRED);
 	if (out->argc == 0)
 		return perr(err, errlen, "no args");
+	if (out->sysctl && !out->has_uts)
+		return perr(err, errlen, "SYSCTL without UTS");
+	if ((out->masked || out->rdonly || out->mount_label) && !out->has_rootfs)
+		return perr(err, errlen, "MASKED, RDONLY or MOUNT_LABEL without ROOTFS");
 	if (out->filter && !(seen & HAVE(HUSK_PLAN_SECCOMP_FLAGS)))
 		return perr(err, errlen, "SECCOMP without SECCOMP_FLAGS");
 	return 0;
@@ -261,6 +368,9 @@ void husk_plan_free(struct husk_plan *p)
 	free(p->argv);
 	free(p->envp);
 	free(p->rlimits);
+	free(p->masked);
+	free(p->rdonly);
+	free(p->sysctl);
 	free(p->buf);
 	memset(p, 0, sizeof(*p));
 }

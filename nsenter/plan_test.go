@@ -32,6 +32,11 @@ func fullPlan() *bootstrap.Plan {
 		AppArmor: "husk-default", SELinux: "system_u:system_r:container_t:s0",
 		Listener: &bootstrap.PlanListener{Msg: []byte(`{"pid":,"x":{"pid":}}`), PidAt: []uint32{7, 19}},
 		TTY:      &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 33, Cols: 101},
+		Rootfs: &bootstrap.PlanRootfs{Masked: []string{"/proc/kcore", "/sys/firmware"}, Readonly: []string{"/proc/sys"},
+			MountLabel: "system_u:object_r:container_file_t:s0", ReadonlyDev: `mounts[3]: error mounting "tmpfs" to rootfs at "/dev"`,
+			ReadonlyRoot: true},
+		System: &bootstrap.PlanSystem{Hostname: "box", Domainname: "example.org",
+			Sysctls: []bootstrap.PlanSysctl{{Key: "kernel.shmmax", Value: "4096"}, {Key: "net.ipv4.ip_forward", Value: ""}}},
 	}
 }
 
@@ -127,6 +132,28 @@ func TestPlanMalformed(t *testing.T) {
 		{"caps last", base(bootstrap.RecCaps, rec(bootstrap.RecCaps, append(append(make([]byte, 40), u32(64)...), u32(0)...))), "last_cap 64 over 63"},
 		{"flag with payload", base(0, rec(bootstrap.RecNoNewPrivs, []byte{1})), "NNP: 1 bytes, want 0"},
 		{"over the limit", make([]byte, bootstrap.PlanMax+1), "over the 16777216-byte limit"},
+		{"sysctl without uts", base(0, rec(bootstrap.RecSysctl, []byte("a\x00b\x00"))), "SYSCTL without UTS"},
+		{"one uts name", base(0, rec(bootstrap.RecUTS, []byte("box\x00"))), "UTS: 1 names, want 2"},
+		{"three uts names", base(0, rec(bootstrap.RecUTS, []byte("a\x00b\x00c\x00"))), "UTS: 3 names, want 2"},
+		{"uts not terminated", base(0, rec(bootstrap.RecUTS, []byte("a\x00b"))), "want two NUL-terminated"},
+		{"long host name", base(0, rec(bootstrap.RecUTS, append(bytes.Repeat([]byte("a"), 4096), 0, 0))), "UTS: a name of 4096 bytes or more"},
+		{"sysctl without a value", base(0, rec(bootstrap.RecUTS, []byte("\x00\x00")), rec(bootstrap.RecSysctl, []byte("a\x00b\x00c\x00"))), "SYSCTL: 3 strings, not key and value pairs"},
+		{"sysctl empty key", base(0, rec(bootstrap.RecUTS, []byte("\x00\x00")), rec(bootstrap.RecSysctl, []byte("\x00b\x00"))), "SYSCTL: string 0 empty"},
+		{"too many sysctls", base(0, rec(bootstrap.RecUTS, []byte("\x00\x00")), rec(bootstrap.RecSysctl, bytes.Repeat([]byte("a\x00b\x00"), 4097))), "SYSCTL: 4097 sysctls, over 4096"},
+		{"long sysctl value", base(0, rec(bootstrap.RecUTS, []byte("\x00\x00")), rec(bootstrap.RecSysctl, append(append([]byte("a\x00"), bytes.Repeat([]byte("v"), 4096)...), 0))), "SYSCTL: string 1 empty (a key) or of 4096 bytes or more"},
+		{"masked without rootfs", base(0, rec(bootstrap.RecMasked, []byte("/a\x00"))), "without ROOTFS"},
+		{"rootfs flags", base(0, rec(bootstrap.RecRootfs, u32(4))), "ROOTFS: unknown flags 0x4"},
+		{"rootfs short", base(0, rec(bootstrap.RecRootfs, []byte{1})), "ROOTFS: 1 bytes, want flags"},
+		{"read-only /dev without a name", base(0, rec(bootstrap.RecRootfs, u32(1))), "ROOTFS: want one non-empty"},
+		{"a name without a read-only /dev", base(0, rec(bootstrap.RecRootfs, append(u32(2), "x\x00"...))), "ROOTFS: 6 bytes, want 4"},
+		{"relative masked path", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("/a\x00proc\x00"))), "MASKED: path 1 is not a clean absolute path"},
+		{"masked path with ..", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("/a/../etc\x00"))), "MASKED: path 0 is not a clean"},
+		{"masked path with //", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, []byte("//etc\x00"))), "MASKED: path 0 is not a clean"},
+		{"read-only path ending in /", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, []byte("/etc/\x00"))), "RDONLY: path 0 is not a clean"},
+		{"read-only path ending in /.", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, []byte("/etc/.\x00"))), "RDONLY: path 0 is not a clean"},
+		{"long path", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecRdonly, append([]byte("/"+strings.Repeat("a", 4095)), 0))), "RDONLY: path 0 is not a clean absolute path under 4096 bytes"},
+		{"too many paths", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMasked, bytes.Repeat([]byte("/a\x00"), 4097))), "MASKED: 4097 paths, over 4096"},
+		{"mount label", base(0, rec(bootstrap.RecRootfs, u32(0)), rec(bootstrap.RecMountLabel, append(bytes.Repeat([]byte("a"), 4096), 0))), "MOUNT_LABEL: 4097 bytes, over a page"},
 	} {
 		_, err := ParsePlan(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

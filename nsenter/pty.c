@@ -1,16 +1,19 @@
 /*
  * The container's pseudo-terminal (launch.h). husk_pty_send is the one
  * way husk makes a pty, for an exec (the launcher, in the container's
- * mount namespace) and for a container's init (Go init calls it through
- * nsenter.OpenPty, then binds the slave onto /dev/console). The master
- * goes over the console socket with SCM_RIGHTS, named "/dev/ptmx" as
- * runc names it; the launcher makes the slave the process's stdio and
+ * mount namespace) and for a container's init (its pid 1, which binds the
+ * slave onto /dev/console: husk_bind_console; without a mount namespace
+ * of its own, Go init, through nsenter.OpenPty, before its chroot). The
+ * master goes over the console socket with SCM_RIGHTS, named "/dev/ptmx"
+ * as runc names it; the launcher makes the slave the process's stdio and
  * controlling terminal.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +117,75 @@ int husk_pty_send(int sock, const struct husk_plan_tty *tty, uint32_t uid, char 
 		return fail(err, errlen, master, slave, "process.terminal: %s", why);
 	husk_k->close(master);
 	return slave;
+}
+
+#define CONSOLE "/dev/console"
+
+/* Opens /dev/console as an O_PATH fd without following any symlink,
+ * making an empty file there if there is nothing; it must be a file or a
+ * character device. */
+static int open_console_target(char *err, size_t errlen)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	struct open_how make = {.flags = O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, .mode = 0666,
+				.resolve = RESOLVE_NO_SYMLINKS};
+	struct stat st;
+	int fd = husk_k->openat2(AT_FDCWD, CONSOLE, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOENT) {
+		int made = husk_k->openat2(AT_FDCWD, CONSOLE, &make, sizeof(make));
+
+		if (made < 0)
+			return fail(err, errlen, -1, -1, "create %s: %s", CONSOLE, husk_errtext(errno));
+		husk_k->close(made);
+		fd = husk_k->openat2(AT_FDCWD, CONSOLE, &how, sizeof(how));
+	}
+	if (fd < 0 && errno == ELOOP)
+		return fail(err, errlen, -1, -1, "%s is a symlink, or lies under one", CONSOLE);
+	if (fd < 0)
+		return fail(err, errlen, -1, -1, "open %s: %s", CONSOLE, husk_errtext(errno));
+	if (husk_k->fstat(fd, &st) < 0)
+		return fail(err, errlen, fd, -1, "stat %s: %s", CONSOLE, husk_errtext(errno));
+	if (S_ISLNK(st.st_mode))
+		return fail(err, errlen, fd, -1, "%s is a symlink", CONSOLE);
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+		return fail(err, errlen, fd, -1, "%s is not a file or a character device (mode %#o)", CONSOLE,
+			    st.st_mode);
+	return fd;
+}
+
+/*
+ * Binds the pty slave onto /dev/console. Both ends are fds
+ * (CVE-2025-52565): the target is opened without following any symlink
+ * (one there is refused: the mount would land wherever it points), the
+ * source is a clone of the slave fd's mount, not its path re-resolved.
+ * When the slave's devpts is not a mount of this namespace (a ptmx node
+ * of another instance), open_tree refuses (EINVAL): the slave, through
+ * its fd, is bound onto the target, through its fd.
+ */
+int husk_bind_console(int slave, char *err, size_t errlen)
+{
+	char from[32], to[32];
+	int target = open_console_target(err, errlen), src;
+
+	if (target < 0)
+		return -1;
+	src = husk_k->open_tree(slave, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (src < 0 && errno == EINVAL) {
+		snprintf(from, sizeof(from), "/proc/self/fd/%d", slave);
+		snprintf(to, sizeof(to), "/proc/self/fd/%d", target);
+		if (husk_k->mount_bind(from, to) < 0)
+			return fail(err, errlen, target, -1, "bind the pty slave onto %s: %s", CONSOLE, husk_errtext(errno));
+		husk_k->close(target);
+		return 0;
+	}
+	if (src < 0)
+		return fail(err, errlen, target, -1, "clone the mount of the pty slave: %s", husk_errtext(errno));
+	if (husk_k->move_mount(src, target) < 0)
+		return fail(err, errlen, target, src, "bind the pty slave onto %s: %s", CONSOLE, husk_errtext(errno));
+	husk_k->close(src);
+	husk_k->close(target);
+	return 0;
 }
 
 int husk_take_ctty(char *err, size_t errlen)

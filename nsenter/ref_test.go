@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +51,12 @@ func refPlan(b []byte) (*bootstrap.Plan, error) {
 		if !seen[t] {
 			return nil, errors.New("missing")
 		}
+	}
+	if seen[bootstrap.RecSysctl] && !seen[bootstrap.RecUTS] {
+		return nil, errors.New("SYSCTL without UTS")
+	}
+	if (seen[bootstrap.RecMasked] || seen[bootstrap.RecRdonly] || seen[bootstrap.RecMountLabel]) && !seen[bootstrap.RecRootfs] {
+		return nil, errors.New("rootfs records without ROOTFS")
 	}
 	if len(p.Args) == 0 || (p.Seccomp != nil && !seen[bootstrap.RecSeccompFlags]) {
 		return nil, errors.New("no args, or a filter without flags")
@@ -127,8 +134,88 @@ func refRecord(p *bootstrap.Plan, typ uint32, v []byte) error {
 			return nil
 		}
 		return refMask(v[8:], &p.MemPolicy.Nodes)
+	case bootstrap.RecRootfs, bootstrap.RecMasked, bootstrap.RecRdonly, bootstrap.RecMountLabel:
+		return refRootfs(p, typ, v)
+	case bootstrap.RecUTS, bootstrap.RecSysctl:
+		return refSystem(p, typ, v)
 	}
 	return refFixed(p, typ, v)
+}
+
+// refSystem decodes the records of a container's namespaces (PlanSystem).
+func refSystem(p *bootstrap.Plan, typ uint32, v []byte) error {
+	if p.System == nil {
+		p.System = &bootstrap.PlanSystem{}
+	}
+	var list []string
+	if err := refList(v, &list); err != nil {
+		return err
+	}
+	if typ == bootstrap.RecUTS {
+		if len(list) != 2 || len(list[0]) >= bootstrap.PlanMaxName || len(list[1]) >= bootstrap.PlanMaxName {
+			return errors.New("uts")
+		}
+		p.System.Hostname, p.System.Domainname = list[0], list[1]
+		return nil
+	}
+	if len(list)%2 != 0 || len(list)/2 > bootstrap.PlanMaxSysctls {
+		return errors.New("sysctls")
+	}
+	for i := 0; i < len(list); i += 2 {
+		if list[i] == "" || len(list[i]) >= bootstrap.PlanMaxSysctl || len(list[i+1]) >= bootstrap.PlanMaxSysctl {
+			return errors.New("sysctl")
+		}
+		p.System.Sysctls = append(p.System.Sysctls, bootstrap.PlanSysctl{Key: list[i], Value: list[i+1]})
+	}
+	return nil
+}
+
+// refRootfs decodes the records of a container's root (PlanRootfs).
+func refRootfs(p *bootstrap.Plan, typ uint32, v []byte) error {
+	if p.Rootfs == nil {
+		p.Rootfs = &bootstrap.PlanRootfs{}
+	}
+	r := p.Rootfs
+	switch typ {
+	case bootstrap.RecRootfs:
+		if len(v) < 4 {
+			return errors.New("rootfs flags")
+		}
+		f := binary.NativeEndian.Uint32(v)
+		r.ReadonlyRoot = f&2 != 0
+		switch {
+		case f&^3 != 0:
+			return errors.New("rootfs flags")
+		case f&1 == 0 && len(v) != 4:
+			return errors.New("rootfs size")
+		case f&1 == 0:
+			return nil
+		case len(v)-4 > 3*bootstrap.PlanMaxPath:
+			return errors.New("rootfs name")
+		}
+		return refString(v[4:], &r.ReadonlyDev)
+	case bootstrap.RecMountLabel:
+		if len(v) > 4096 {
+			return errors.New("label")
+		}
+		return refString(v, &r.MountLabel)
+	}
+	dst := &r.Masked
+	if typ == bootstrap.RecRdonly {
+		dst = &r.Readonly
+	}
+	if err := refList(v, dst); err != nil {
+		return err
+	}
+	if len(*dst) > bootstrap.PlanMaxPaths {
+		return errors.New("paths")
+	}
+	for _, path := range *dst {
+		if !filepath.IsAbs(path) || filepath.Clean(path) != path || len(path) >= bootstrap.PlanMaxPath {
+			return errors.New("path")
+		}
+	}
+	return nil
 }
 
 // refFixed decodes the records of fixed size but for the u32 ones.
@@ -314,6 +401,29 @@ func planFrom(b []byte) *bootstrap.Plan {
 	}
 	if on() {
 		p.TTY = &bootstrap.PlanTTY{Open: on(), HasSize: on(), Rows: uint16(s.u32()), Cols: uint16(s.u32())}
+	}
+	if on() {
+		r := &bootstrap.PlanRootfs{ReadonlyRoot: on()}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			r.Masked = append(r.Masked, filepath.Clean("/"+s.str(0, 8)))
+		}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			r.Readonly = append(r.Readonly, filepath.Clean("/"+s.str(0, 8)))
+		}
+		if on() {
+			r.MountLabel = s.str(1, 8)
+		}
+		if on() {
+			r.ReadonlyDev = s.str(1, 8)
+		}
+		p.Rootfs = r
+	}
+	if on() {
+		sys := &bootstrap.PlanSystem{Hostname: s.str(0, 8), Domainname: s.str(0, 8)}
+		for i, n := 0, int(s.byte()%3); i < n; i++ {
+			sys.Sysctls = append(sys.Sysctls, bootstrap.PlanSysctl{Key: s.str(1, 8), Value: s.str(0, 8)})
+		}
+		p.System = sys
 	}
 	return p
 }

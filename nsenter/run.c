@@ -12,14 +12,16 @@
  * child is about to execve, or ERROR with the child's reason.
  *
  * A container's init (husk_run_init): the forked process is the
- * container's pid 1. It forks Go init (pid 2) at once, which
- * builds the container (rootfs, console, host name, sysctls) and hands
- * over, on the launcher channel (bootstrap.h: HUSK_ENV_LAUNCHERFD), the
- * container's root and the pty slave, then exits. Pid 1 never ran Go: it
- * is single-threaded and an image exec'd in the runtime's user namespace,
- * so a process in the container cannot ptrace it (or the Go init) without
- * CAP_SYS_PTRACE over that namespace. It takes the root, sets the process
- * up, sends READY, and execs once `start` opens exec.fifo.
+ * container's pid 1. It forks Go init (pid 2) at once, which builds the
+ * container's rootfs up to pivot_root (and, without a mount namespace of
+ * its own, its pty) and hands over, on the launcher channel (bootstrap.h:
+ * HUSK_ENV_LAUNCHERFD), the container's root, the pty slave and the
+ * host's /dev/null clone, then exits. Pid 1 never ran Go: it is
+ * single-threaded and an image exec'd in the runtime's user namespace, so
+ * a process in the container cannot ptrace it (or the Go init) without
+ * CAP_SYS_PTRACE over that namespace. It takes the root, finishes the
+ * container and sets the process up (launch.c's steps), sends READY, and
+ * execs once `start` opens exec.fifo.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -167,24 +169,46 @@ void husk_run_exec(struct husk_launch *l)
 
 /* ---- a container's init ----------------------------------------------- */
 
-/* Go init's hand-over: the container's root and, with a terminal, the
- * pty slave; -1 each when Go init ended without one. */
-static void recv_handover(int ch, int *root, int *slave)
+/* Go init's hand-over: one byte of HUSK_HANDOVER_* flags and the fds,
+ * in order: the container's root, then the pty slave and the host's
+ * /dev/null clone (to mask files with) when the flags say so; -1 each
+ * when Go init ended without one. */
+#define HUSK_HANDOVER_SLAVE 1
+#define HUSK_HANDOVER_DEV_NULL 2
+
+static void recv_handover(int ch, int *root, int *slave, int *dev_null)
 {
-	char byte, cbuf[CMSG_SPACE(2 * sizeof(int))];
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	char flags, cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {.iov_base = &flags, .iov_len = 1};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
-	int fds[2] = {-1, -1};
+	int fds[3] = {-1, -1, -1}, *next = fds + 1;
+	size_t want;
 	ssize_t n;
 
+	*root = *slave = *dev_null = -1;
 	while ((n = recvmsg(ch, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
-		memcpy(fds, CMSG_DATA(c), c->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ? 2 * sizeof(int) : sizeof(int));
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		return;
+	want = 1 + !!(flags & HUSK_HANDOVER_SLAVE) + !!(flags & HUSK_HANDOVER_DEV_NULL);
+	if ((flags & ~(HUSK_HANDOVER_SLAVE | HUSK_HANDOVER_DEV_NULL)) || (mh.msg_flags & MSG_CTRUNC) ||
+	    c->cmsg_len != CMSG_LEN(want * sizeof(int))) {
+		/* Not what Go init sends: close what came. */
+		size_t got = c->cmsg_len > CMSG_LEN(0) ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) : 0;
+
+		memcpy(fds, CMSG_DATA(c), (got > 3 ? 3 : got) * sizeof(int));
+		for (size_t i = 0; i < got && i < 3; i++)
+			close(fds[i]);
+		return;
+	}
+	memcpy(fds, CMSG_DATA(c), want * sizeof(int));
 	*root = fds[0];
-	*slave = fds[1];
+	if (flags & HUSK_HANDOVER_SLAVE)
+		*slave = *next++;
+	if (flags & HUSK_HANDOVER_DEV_NULL)
+		*dev_null = *next;
 }
 
 /* Forks Go init with its end of the channel at HUSK_ENV_LAUNCHERFD; the
@@ -234,16 +258,17 @@ static void reopen_dev_null(void)
 }
 
 /* Takes the root Go init built (pivot_root moved ours already; a chroot,
- * with --no-pivot, did not) and the pty slave as stdio. */
-static void take_over(int root, int slave)
+ * with --no-pivot, did not) and the pty slave as stdio: Go init's, or
+ * the console step's (console: stdio is left for it). */
+static void take_over(int root, int slave, int console)
 {
 	if (fchdir(root) < 0 || chroot(".") < 0)
 		husk_fail("nsexec: enter the container's root: %s", strerror(errno));
 	close(root);
-	if (slave < 0) {
+	if (slave < 0 && !console)
 		reopen_dev_null();
+	if (slave < 0)
 		return;
-	}
 	for (int fd = 0; fd <= 2; fd++)
 		if (dup2(slave, fd) < 0)
 			husk_fail("process.terminal: dup the pty slave onto fd %d: %s", fd, strerror(errno));
@@ -392,16 +417,22 @@ void husk_run_init(struct husk_launch *l)
 	go = fork_go_init(ch);
 	if (go == 0)
 		return;
-	close(husk_env_fd(HUSK_ENV_CONSOLEFD)); /* Go init's to use */
+	/* The console socket: ours to send the pty's master over when we
+	 * make the console (a mount namespace of the container's own, the
+	 * console step), else Go init's. */
+	if (l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN))
+		l->console_fd = husk_env_fd(HUSK_ENV_CONSOLEFD);
+	else
+		close(husk_env_fd(HUSK_ENV_CONSOLEFD));
 	debugf("pid 1 waits for Go init (pid %d) to build the container", go);
-	recv_handover(ch[0], &root, &slave);
+	recv_handover(ch[0], &root, &slave, &l->dev_null_fd);
 	while (waitpid(go, &st, 0) < 0 && errno == EINTR)
 		;
 	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		_exit(1); /* Go init sent the parent its error */
 	close(ch[0]);
 	fifo_dir = open_fifo_dir(root);
-	take_over(root, slave);
+	take_over(root, slave, l->console_fd >= 0);
 	if (fifo_dir < 0 && husk_env_fd(HUSK_ENV_FIFOFD) >= 0 && (fifo_dir = open_own_fd_dir(l)) < 0)
 		husk_fail("%s", l->err);
 	husk_mark("handover");

@@ -104,7 +104,21 @@
 	                                         (ascending, at most
 	                                         HUSK_PLAN_MAX_HOLES)                   */ \
 	X(TTY, 23, 0)                         /* struct husk_plan_tty: process.terminal */ \
-	X(KEYRING, 24, 0)                     /* no payload: join a new session keyring */
+	X(KEYRING, 24, 0)                     /* no payload: join a new session keyring */ \
+	X(ROOTFS, 25, 0)                      /* u32 HUSK_ROOTFS_* flags, then, with
+	                                         HUSK_ROOTFS_RO_DEV, the read-only /dev
+	                                         mount's name for errors (NUL-terminated):
+	                                         a container's init with a mount
+	                                         namespace of its own                   */ \
+	X(MASKED, 26, 0)                      /* NUL-terminated clean absolute paths:
+	                                         linux.maskedPaths                      */ \
+	X(RDONLY, 27, 0)                      /* NUL-terminated clean absolute paths:
+	                                         linux.readonlyPaths                    */ \
+	X(MOUNT_LABEL, 28, 0)                 /* NUL-terminated string: linux.mountLabel */ \
+	X(UTS, 29, 0)                         /* two NUL-terminated strings, either
+	                                         empty: hostname, domainname            */ \
+	X(SYSCTL, 30, 0)                      /* NUL-terminated strings, key then value,
+	                                         for each of linux.sysctl               */
 
 #define HUSK_PLAN_ENUM_(name, type, flags) HUSK_PLAN_##name = type,
 enum husk_plan_record { HUSK_PLAN_RECORDS(HUSK_PLAN_ENUM_) };
@@ -143,6 +157,19 @@ struct husk_plan_tty {
 	uint32_t flags;
 	uint16_t rows, cols;
 };
+
+#define HUSK_ROOTFS_RO_DEV  1 /* a read-only /dev, mounted writable        */
+#define HUSK_ROOTFS_RO_ROOT 2 /* root.readonly                             */
+/* Bounds on the rootfs records (the parent refuses more, naming the
+ * field): paths per list, and one path's bytes with its NUL (PATH_MAX). */
+#define HUSK_PLAN_MAX_PATHS 4096
+#define HUSK_PLAN_MAX_PATH  4096
+/* Bounds on UTS and SYSCTL: a name's bytes with its NUL; sysctls; a
+ * sysctl key's or value's bytes with its NUL (a procfs write takes a
+ * page). */
+#define HUSK_PLAN_MAX_NAME    4096
+#define HUSK_PLAN_MAX_SYSCTLS 4096
+#define HUSK_PLAN_MAX_SYSCTL  4096
 
 /* Environment variables naming the fds passed to `husk init`. */
 #define HUSK_ENV_INITPIPE "_HUSK_INITPIPE"

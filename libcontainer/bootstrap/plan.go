@@ -52,6 +52,23 @@ const (
 	RecListener     = C.HUSK_PLAN_LISTENER
 	RecTTY          = C.HUSK_PLAN_TTY
 	RecKeyring      = C.HUSK_PLAN_KEYRING
+	RecRootfs       = C.HUSK_PLAN_ROOTFS
+	RecMasked       = C.HUSK_PLAN_MASKED
+	RecRdonly       = C.HUSK_PLAN_RDONLY
+	RecMountLabel   = C.HUSK_PLAN_MOUNT_LABEL
+	RecUTS          = C.HUSK_PLAN_UTS
+	RecSysctl       = C.HUSK_PLAN_SYSCTL
+
+	// PlanMaxPaths bounds PlanRootfs.Masked and Readonly; PlanMaxPath
+	// one path's bytes, its NUL included.
+	PlanMaxPaths = C.HUSK_PLAN_MAX_PATHS
+	PlanMaxPath  = C.HUSK_PLAN_MAX_PATH
+	// PlanMaxName bounds a host or domain name's bytes, its NUL
+	// included; PlanMaxSysctls the sysctls, PlanMaxSysctl a key's or a
+	// value's bytes, its NUL included.
+	PlanMaxName    = C.HUSK_PLAN_MAX_NAME
+	PlanMaxSysctls = C.HUSK_PLAN_MAX_SYSCTLS
+	PlanMaxSysctl  = C.HUSK_PLAN_MAX_SYSCTL
 
 	// PlanMax bounds a PLAN frame's payload, in bytes.
 	PlanMax = C.HUSK_PLAN_MAX
@@ -134,6 +151,34 @@ type Plan struct {
 	SELinux      string // exec label, "" for none
 	Listener     *PlanListener
 	TTY          *PlanTTY
+	// Rootfs is what pid 1 finishes of a container's root: only for
+	// a container's init with a mount namespace of its own.
+	Rootfs *PlanRootfs
+	// System is what a container's init sets of its namespaces.
+	System *PlanSystem
+}
+
+// PlanSystem is what a container's pid 1 sets of its namespaces
+// (nsenter/system.c): the host and domain names ("": leave it) and the
+// sysctls, written in this order.
+type PlanSystem struct {
+	Hostname, Domainname string
+	Sysctls              []PlanSysctl
+}
+
+// PlanSysctl is one of linux.sysctl.
+type PlanSysctl struct{ Key, Value string }
+
+// PlanRootfs is what the launcher does to a container's root after Go
+// init's hand-over, in runc's order (nsenter/final.c): mask Masked, make
+// Readonly read-only (clean absolute paths), then a read-only /dev
+// (ReadonlyDev names its mount in errors: "" for none) and "/"
+// (ReadonlyRoot).
+type PlanRootfs struct {
+	Masked, Readonly []string
+	MountLabel       string
+	ReadonlyDev      string
+	ReadonlyRoot     bool
 }
 
 // PlanRlimit is one process.rlimits entry; Index is its place there.
@@ -178,7 +223,9 @@ type PlanListener struct {
 }
 
 // PlanTTY is process.terminal: Open makes the launcher open the pty and
-// send its master (an exec; a container's Go init made it already);
+// send its master (an exec; a container's init with a mount namespace of
+// its own, whose pty is bound onto /dev/console: without one, Go init
+// made it already);
 // Rows and Cols are process.consoleSize when HasSize.
 type PlanTTY struct {
 	Open, HasSize bool
@@ -254,6 +301,19 @@ func (p *Plan) Encode() ([]byte, error) {
 		b = binary.NativeEndian.AppendUint16(b, t.Rows)
 		e.add(RecTTY, binary.NativeEndian.AppendUint16(b, t.Cols))
 	}
+	if r := p.Rootfs; r != nil {
+		e.rootfs(r)
+	}
+	if s := p.System; s != nil {
+		e.add(RecUTS, nulList([]string{s.Hostname, s.Domainname}))
+		var kv []string
+		for _, c := range s.Sysctls {
+			kv = append(kv, c.Key, c.Value)
+		}
+		if len(kv) > 0 {
+			e.add(RecSysctl, nulList(kv))
+		}
+	}
 	if len(e.b) > PlanMax {
 		return nil, fmt.Errorf("the process's plan is %d bytes, over the %d husk's launcher takes", len(e.b), PlanMax)
 	}
@@ -269,6 +329,30 @@ func (e *planEncoder) add(typ int, payload []byte) {
 	e.b = binary.NativeEndian.AppendUint32(e.b, uint32(len(payload)))
 	e.b = append(e.b, payload...)
 	e.b = append(e.b, make([]byte, (8-len(payload)%8)%8)...)
+}
+
+func (e *planEncoder) rootfs(r *PlanRootfs) {
+	var flags uint32
+	if r.ReadonlyDev != "" {
+		flags |= C.HUSK_ROOTFS_RO_DEV
+	}
+	if r.ReadonlyRoot {
+		flags |= C.HUSK_ROOTFS_RO_ROOT
+	}
+	b := u32s([]uint32{flags})
+	if r.ReadonlyDev != "" {
+		b = append(b, cString(r.ReadonlyDev)...)
+	}
+	e.add(RecRootfs, b)
+	if len(r.Masked) > 0 {
+		e.add(RecMasked, nulList(r.Masked))
+	}
+	if len(r.Readonly) > 0 {
+		e.add(RecRdonly, nulList(r.Readonly))
+	}
+	if r.MountLabel != "" {
+		e.add(RecMountLabel, cString(r.MountLabel))
+	}
 }
 
 func (e *planEncoder) u32(typ int, v uint32) { e.add(typ, u32s([]uint32{v})) }

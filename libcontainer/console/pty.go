@@ -3,8 +3,7 @@
 //
 // The pty itself is made by the launcher (nsenter/pty.c), for init and
 // every exec alike: it sends the master over the console socket with
-// SCM_RIGHTS. Inside the container Go init binds a container's slave onto
-// /dev/console (BindConsole). Outside (the caller of --console-socket, or
+// SCM_RIGHTS, and binds a container's slave onto /dev/console. Outside (the caller of --console-socket, or
 // `husk run` in the foreground): RecvMaster takes the master back, and
 // SetSize sizes it.
 package console

@@ -86,30 +86,22 @@ func build(k *kernel, sock *os.File) error {
 	// Without a mount namespace of its own the container's console is a
 	// pty of the host's /dev/ptmx, made before the chroot, and has no
 	// /dev/console (a mount there would land on the host's tree): as runc
-	// runs that config.
+	// runs that config. With one, pid 1 makes it in the container.
 	_, ownMounts := cfg.Namespace(configs.NEWNS)
 	slave := -1
 	if !ownMounts {
-		if slave, err = k.setupConsole(cfg, side, false); err != nil {
+		if slave, err = k.setupConsole(cfg, side); err != nil {
 			return err
 		}
 	}
 	if err := k.setupRootfs(cfg, hooks, sources); err != nil {
 		return err
 	}
-	if ownMounts {
-		if slave, err = k.setupConsole(cfg, side, true); err != nil {
-			return err
-		}
-	}
-	if err := k.setupSystem(cfg); err != nil {
-		return err
-	}
-	if err := k.finalizeRootfs(cfg); err != nil {
-		return err
-	}
+	// Pid 1 finishes the container after the hand-over: the console,
+	// /dev and "/" read-only, host and domain names, sysctls, read-only
+	// and masked paths (nsenter/pty.c, final.c, system.c).
 	trace.Mark("setup")
-	return k.handOver(side.launcher, slave)
+	return k.handOver(side.launcher, slave, k.takeDevNull())
 }
 
 // receiveConfig reads the CONFIG the parent sends: its flags and the
@@ -133,19 +125,30 @@ func receiveConfig(sock *os.File) (*configs.Config, bootstrap.ConfigFlags, error
 	return &cfg, flags, nil
 }
 
+// The hand-over's flags (nsenter/run.c): which fds follow the root.
+const (
+	handOverSlave   = 1
+	handOverDevNull = 2
+)
+
 // handOver sends pid 1 the container's root (an O_PATH fd of "/": after
-// pivot_root pid 1 is there already, after a chroot it is not) and the
-// pty slave (or nothing), in one message with SCM_RIGHTS.
-func (k *kernel) handOver(launcher *os.File, slave int) error {
+// pivot_root pid 1 is there already, after a chroot it is not), the pty
+// slave and the host's /dev/null cloned before pivot_root (to mask files
+// with), each when there is one (>= 0): one message, a byte of flags
+// saying which fds follow the root, with SCM_RIGHTS.
+func (k *kernel) handOver(launcher *os.File, slave, devNull int) error {
 	root, err := k.openRoot()
 	if err != nil {
 		return fmt.Errorf("hand over to pid 1: open /: %w", err)
 	}
-	fds := []int{root}
+	fds, flags := []int{root}, byte(0)
 	if slave >= 0 {
-		fds = append(fds, slave)
+		fds, flags = append(fds, slave), flags|handOverSlave
 	}
-	if err := k.sendmsg(int(launcher.Fd()), []byte{'D'}, unix.UnixRights(fds...)); err != nil {
+	if devNull >= 0 {
+		fds, flags = append(fds, devNull), flags|handOverDevNull
+	}
+	if err := k.sendmsg(int(launcher.Fd()), []byte{flags}, unix.UnixRights(fds...)); err != nil {
 		return fmt.Errorf("hand over to pid 1: %w", err)
 	}
 	return nil

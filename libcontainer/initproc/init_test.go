@@ -29,6 +29,8 @@ type fakeKernel struct {
 	fail  map[string]error
 	// handed are the fds sendmsg carried to pid 1.
 	handed []int
+	// noDevNull: setupRootfs cloned no /dev/null (no mount namespace).
+	noDevNull bool
 }
 
 func (f *fakeKernel) call(name string) error {
@@ -49,23 +51,25 @@ func (f *fakeKernel) kernel() *kernel {
 			}
 			return f.call("pivot_root")
 		},
-		finalizeRootfs: func(*configs.Config) error { return f.call("finalize") },
+		// The host's /dev/null clone setupRootfs made, for pid 1.
+		takeDevNull: func() int {
+			if f.noDevNull {
+				return -1
+			}
+			return 88
+		},
 		openPty: func(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error) {
 			return 77, f.call(fmt.Sprintf("openpty %dx%d uid %d", rows, cols, uid))
 		},
-		bindConsole:   func(slave int) error { return f.call(fmt.Sprintf("bindconsole %d", slave)) },
-		sethostname:   func(name string) error { return f.call("sethostname " + name) },
-		setdomainname: func(name string) error { return f.call("setdomainname " + name) },
-		loopbackUp:    func() error { return f.call("lo up") },
-		writeSysctl:   func(k, v string) error { return f.call("sysctl " + k + "=" + v) },
-		openRoot:      func() (int, error) { return 66, f.call("open /") },
+		loopbackUp: func() error { return f.call("lo up") },
+		openRoot:   func() (int, error) { return 66, f.call("open /") },
 		sendmsg: func(fd int, p, oob []byte) error {
 			msgs, err := unix.ParseSocketControlMessage(oob)
 			if err != nil || len(msgs) != 1 {
 				return fmt.Errorf("bad SCM_RIGHTS: %v", err)
 			}
 			f.handed, _ = unix.ParseUnixRights(&msgs[0])
-			return f.call("sendmsg " + string(p))
+			return f.call(fmt.Sprintf("sendmsg %#x", p))
 		},
 		close: func(fd int) error { return f.call("close " + strconv.Itoa(fd)) },
 	}
@@ -146,14 +150,14 @@ func TestBuildOrder(t *testing.T) {
 		handed   []int
 	}{
 		{"no terminal", false, 0,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			nil, []int{66}},
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
+			nil, []int{66, 88}},
 		{"asked to stop at CREATE_HOOKS", false, bootstrap.ConfigAskHooks,
-			[]string{"mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			[]string{"CREATE_HOOKS"}, []int{66}},
-		{"a terminal: the pty after pivot_root, its slave handed over", true, 0,
-			[]string{"mount", "pivot_root", "openpty 0x0 uid 1000", "bindconsole 77", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"},
-			nil, []int{66, 77}},
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
+			[]string{"CREATE_HOOKS"}, []int{66, 88}},
+		{"a terminal: pid 1 makes the console, none is made here", true, 0,
+			[]string{"mount", "pivot_root", "open /", "sendmsg 0x02"},
+			nil, []int{66, 88}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := buildConfig()
@@ -188,15 +192,8 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"mount", false, "operation not permitted", "mount"},
 		{"pivot_root", false, "operation not permitted", "pivot_root"},
-		{"sethostname", false, `hostname: sethostname "box": operation not permitted`, "sethostname box"},
-		{"setdomainname", false, `domainname: setdomainname "example": operation not permitted`, "setdomainname example"},
-		{"sysctl", false, `linux.sysctl["net.ipv4.ip_forward"]: write "1": operation not permitted`, "sysctl net.ipv4.ip_forward=1"},
-		{"finalize", false, "operation not permitted", "finalize"},
-		{"openpty", true, "operation not permitted", "openpty 0x0 uid 1000"},
-		// The slave is closed: pid 1 never gets it.
-		{"bindconsole", true, "process.terminal: operation not permitted", "close 77"},
 		{"open", false, "hand over to pid 1: open /: operation not permitted", "open /"},
-		{"sendmsg", false, "hand over to pid 1: operation not permitted", "sendmsg D"},
+		{"sendmsg", false, "hand over to pid 1: operation not permitted", "sendmsg 0x02"},
 	} {
 		t.Run(tc.call, func(t *testing.T) {
 			cfg := buildConfig()
@@ -343,15 +340,22 @@ func TestBuildTerminalWithoutMountNamespace(t *testing.T) {
 	cfg := buildConfig()
 	cfg.Namespaces = nil
 	cfg.Process.Terminal = true
-	f := &fakeKernel{}
+	f := &fakeKernel{noDevNull: true}
 	if err, _ := runBuild(t, f, cfg, 0); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "sethostname box", "setdomainname example", "sysctl net.ipv4.ip_forward=1", "finalize", "open /", "sendmsg D"}
+	want := []string{"openpty 0x0 uid 1000", "mount", "pivot_root", "open /", "sendmsg 0x01"}
 	if !slices.Equal(f.calls, want) {
 		t.Errorf("calls\n%q, want\n%q", f.calls, want)
 	}
 	if !slices.Equal(f.handed, []int{66, 77}) {
 		t.Errorf("handed over %v", f.handed)
+	}
+	f = &fakeKernel{noDevNull: true, fail: map[string]error{"openpty": unix.EPERM}}
+	if err, _ := runBuild(t, f, cfg, 0); err == nil || err.Error() != "operation not permitted" {
+		t.Errorf("a failed pty: %v", err)
+	}
+	if !slices.Equal(f.calls, []string{"openpty 0x0 uid 1000"}) {
+		t.Errorf("a failed pty: calls %q", f.calls)
 	}
 }

@@ -2,7 +2,6 @@ package initproc
 
 import (
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"github.com/husk-runtime/husk/libcontainer/console"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"golang.org/x/sys/unix"
 )
@@ -10,24 +9,19 @@ import (
 // kernel is every kernel call Go init makes, each behind a small function
 // named for it, so that build's order and its error paths are tested
 // with a fake (init_test.go), without root. The rootfs package's many
-// calls sit behind its two steps: up to pivot_root, and after it.
+// calls sit behind its one step, up to pivot_root.
 type kernel struct {
 	// setupRootfs mounts the rootfs and pivots into it; atMount runs
 	// with the rootfs mounted, before pivot_root (CREATE_HOOKS).
 	setupRootfs func(cfg *configs.Config, atMount func() error, sources rootfs.SourceOpener) error
-	// finalizeRootfs makes paths read-only or masked, / read-only.
-	finalizeRootfs func(cfg *configs.Config) error
+	// takeDevNull is the host's /dev/null that setupRootfs cloned
+	// before pivot_root, for pid 1 to mask files with (-1: none).
+	takeDevNull func() int
 	// openPty makes the pty, sends its master over the console socket
 	// and returns the slave (the launcher's C function).
 	openPty OpenPty
-	// bindConsole binds the pty slave onto /dev/console.
-	bindConsole   func(slave int) error
-	sethostname   func(name string) error
-	setdomainname func(name string) error
 	// loopbackUp brings "lo" up in a new network namespace.
 	loopbackUp func() error
-	// writeSysctl writes a sysctl through a checked procfs fd.
-	writeSysctl func(key, value string) error
 	// openRoot opens "/" (O_PATH), the root handed over to pid 1.
 	openRoot func() (int, error)
 	// sendmsg sends p with the fds in oob (SCM_RIGHTS) on fd.
@@ -38,14 +32,10 @@ type kernel struct {
 // hostKernel is the kernel itself; openPty is the launcher's.
 func hostKernel(openPty OpenPty) *kernel {
 	return &kernel{
-		setupRootfs:    rootfs.SetupWith,
-		finalizeRootfs: rootfs.Finalize,
-		openPty:        openPty,
-		bindConsole:    console.BindConsole,
-		sethostname:    func(name string) error { return unix.Sethostname([]byte(name)) },
-		setdomainname:  func(name string) error { return unix.Setdomainname([]byte(name)) },
-		loopbackUp:     loopbackUp,
-		writeSysctl:    rootfs.WriteSysctl,
+		setupRootfs: rootfs.SetupWith,
+		takeDevNull: rootfs.TakeDevNull,
+		openPty:     openPty,
+		loopbackUp:  loopbackUp,
 		openRoot: func() (int, error) {
 			return unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		},

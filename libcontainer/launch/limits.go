@@ -54,11 +54,8 @@ func checkProcess(p *configs.Process, path string) error {
 		{"process.cwd", p.Cwd, maxPath}, {"the hook's path", path, maxPath},
 		{"process.apparmorProfile", p.AppArmorProfile, maxLabel}, {"process.selinuxLabel", p.SelinuxLabel, maxLabel},
 	} {
-		if strings.IndexByte(s.v, 0) >= 0 {
-			return fmt.Errorf("%s %q: contains a NUL byte", s.field, s.v)
-		}
-		if len(s.v) >= s.max {
-			return fmt.Errorf("%s: %d bytes, over the %d the kernel takes", s.field, len(s.v), s.max-1)
+		if err := checkString(s.field, s.v, s.max); err != nil {
+			return err
 		}
 	}
 	if p.Cwd == "" {

@@ -24,8 +24,7 @@ import (
 // Options is what a plan needs beyond the config.
 type Options struct {
 	// Exec: the launcher runs outside the container's pid namespace and
-	// forks the process; with a terminal it opens the pty itself (a
-	// container's Go init made it already).
+	// forks the process.
 	Exec bool
 	// Path is the file to exec, without a PATH lookup (a hook's path);
 	// empty: the process's Args[0], looked up in its PATH.
@@ -80,7 +79,12 @@ func NewPlan(cfg *configs.Config, o Options) (*bootstrap.Plan, error) {
 		return nil, err
 	}
 	if p.Terminal {
-		plan.TTY = &bootstrap.PlanTTY{Open: o.Exec}
+		// The launcher makes the pty of an exec, and the console of a
+		// container's init with a mount namespace of its own; without
+		// one, Go init makes it before its chroot, from the host's
+		// /dev/ptmx, as runc.
+		_, ownMounts := cfg.Namespace(configs.NEWNS)
+		plan.TTY = &bootstrap.PlanTTY{Open: o.Exec || ownMounts}
 		if s := p.ConsoleSize; s != nil {
 			plan.TTY.HasSize, plan.TTY.Rows, plan.TTY.Cols = true, s.Height, s.Width
 		}

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The fd-based mount calls of masking, read-only paths and device binds
+// The fd-based calls of the host's /dev/null clone and device binds
 // (paths.go, dev.go): nothing here takes a path that could be re-resolved
 // through the container's filesystem after it was checked.
 
@@ -19,20 +19,6 @@ func openat2(dirfd int, path string, flags int, resolve uint64) (int, error) {
 func openTree(dirfd int, path string, flags int) (int, error) {
 	fd, err := unix.OpenTree(dirfd, path, uint(flags|unix.OPEN_TREE_CLOEXEC))
 	return fd, os.NewSyscallError("open_tree", err)
-}
-
-func fsopen(fstype string) (int, error) {
-	fd, err := unix.Fsopen(fstype, unix.FSOPEN_CLOEXEC)
-	return fd, os.NewSyscallError("fsopen", err)
-}
-
-func fsconfigCreate(fd int) error {
-	return os.NewSyscallError("fsconfig", unix.FsconfigCreate(fd))
-}
-
-func fsmount(fd int, attrs int) (int, error) {
-	mfd, err := unix.Fsmount(fd, unix.FSMOUNT_CLOEXEC, attrs)
-	return mfd, os.NewSyscallError("fsmount", err)
 }
 
 func fstatfs(fd int) (unix.Statfs_t, error) {

@@ -18,8 +18,8 @@ import (
 
 // The tests that mount run in a re-exec of the test binary in new mount and
 // pid namespaces, so the test process's own mounts are never touched. The
-// child runs Setup and Finalize, then checks the result from inside the new
-// root and exits 0, or 1 with the reason on stderr.
+// child runs Setup, then checks the result from inside the new root (the
+// launcher, pid 1, finishes the root: nsenter/final.c) and exits 0, or 1 with the reason on stderr.
 
 const (
 	childEnv  = "HUSK_ROOTFS_TEST_CHILD"  // the scenario's name
@@ -27,9 +27,9 @@ const (
 	argEnv    = "HUSK_ROOTFS_TEST_ARG"    // anything else it needs
 )
 
-// scenario is what a child does: by default Setup, Finalize, then check.
+// scenario is what a child does: by default Setup, then check.
 type scenario struct {
-	run   func(c *configs.Config) error // replaces Setup+Finalize when set
+	run   func(c *configs.Config) error // replaces Setup when set
 	check func(c *configs.Config, setupErr error) error
 }
 
@@ -63,9 +63,6 @@ func runChild(name string) int {
 		return 0
 	}
 	err := SetupWith(&c, nil, nil)
-	if err == nil {
-		err = Finalize(&c)
-	}
 	if s.check == nil {
 		if err != nil {
 			return fail(err)

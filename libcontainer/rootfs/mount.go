@@ -11,8 +11,8 @@ import (
 )
 
 // mountAll mounts every config.json mount inside the rootfs, in order. A
-// read-only /dev is mounted writable and made read-only by readonlyDev
-// (Finalize), once its submounts, device nodes and the console are there.
+// read-only /dev is mounted writable and made read-only by pid 1
+// (nsenter/final.c), once its submounts, device nodes and the console are there.
 func mountAll(r *rootDir, c *configs.Config) error {
 	for i, m := range c.Mounts {
 		if isReadonlyDev(m) {
@@ -33,7 +33,11 @@ func mountAll(r *rootDir, c *configs.Config) error {
 // mountError names mounts[i] in runc's words ("error mounting SRC to
 // rootfs at DST"), which scripts look for, then says what went wrong.
 func mountError(i int, m *configs.Mount, err error) error {
-	return fmt.Errorf("mounts[%d]: error mounting %q to rootfs at %q: %w", i, mountSource(m), m.Destination, err)
+	return fmt.Errorf("%s: %w", mountName(i, m), err)
+}
+
+func mountName(i int, m *configs.Mount) string {
+	return fmt.Sprintf("mounts[%d]: error mounting %q to rootfs at %q", i, mountSource(m), m.Destination)
 }
 
 // isReadonlyDev reports whether m is a read-only filesystem on /dev.
@@ -41,19 +45,17 @@ func isReadonlyDev(m *configs.Mount) bool {
 	return filepath.Clean(m.Destination) == "/dev" && m.Flags&unix.MS_RDONLY != 0 && !m.IsBind()
 }
 
-// readonlyDev makes a read-only /dev read-only, from inside the new root
-// (Finalize): that one mount, reached without a symlink, its other
-// attributes kept.
-func readonlyDev(c *configs.Config) error {
+// ReadonlyDev names the read-only /dev mount in config.json, as errors
+// name it ("mounts[3]: error mounting ..."), for pid 1, which makes it
+// read-only once its submounts, device nodes and the console are there
+// (nsenter/final.c); "" when /dev is not one.
+func ReadonlyDev(c *configs.Config) string {
 	for i, m := range c.Mounts {
-		if !isReadonlyDev(m) {
-			continue
-		}
-		if err := readonlyMount("/dev"); err != nil {
-			return mountError(i, m, fmt.Errorf("make it read-only: %w", err))
+		if isReadonlyDev(m) {
+			return mountName(i, m)
 		}
 	}
-	return nil
+	return ""
 }
 
 // mountOne mounts m at its destination, resolved inside the rootfs, then

@@ -4,53 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
-
-// WriteSysctl writes value to the sysctl key (linux.sysctl) in the
-// container's /proc, from inside the new root. The file is reached from an
-// fd of /proc checked to be procfs, without following symlinks and without
-// crossing into another mount (a bind over a /proc/sys file, such as a
-// mask, is refused, never written through), and is checked to be on procfs
-// itself (CVE-2025-52881: a write meant for the container's procfs must
-// never land on a file the image chose).
-func WriteSysctl(key, value string) error {
-	return writeProc("sys/"+strings.ReplaceAll(key, ".", "/"), value)
-}
-
-// WriteThreadAttr writes value to the calling thread's LSM attribute file
-// attr ("exec", "apparmor/exec") in the container's /proc, checked as
-// WriteSysctl checks: the path is /proc/PID/task/TID/attr/..., with no
-// symlink (not /proc/thread-self), so an image cannot point the label
-// write elsewhere and start its process unconfined (CVE-2025-52881).
-func WriteThreadAttr(attr, value string) error {
-	return writeProc(fmt.Sprintf("%d/task/%d/attr/%s", unix.Getpid(), unix.Gettid(), attr), value)
-}
-
-// writeProc writes value to /proc/name, reached from a checked procfs fd
-// without following symlinks or crossing into another mount.
-func writeProc(name, value string) error {
-	proc, err := openProc()
-	if err != nil {
-		return err
-	}
-	defer closeFd(proc)
-	fd, err := openat2(proc, name, unix.O_WRONLY|unix.O_NOFOLLOW,
-		unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_XDEV)
-	if err != nil {
-		return fmt.Errorf("open /proc/%s: %w", name, err)
-	}
-	defer closeFd(fd)
-	if err := isProcfs(fd); err != nil {
-		return fmt.Errorf("/proc/%s: %w", name, err)
-	}
-	if _, err := unix.Write(fd, []byte(value)); err != nil {
-		return fmt.Errorf("write /proc/%s: %w", name, err)
-	}
-	return nil
-}
 
 // openProc opens the container's /proc, which must be a procfs.
 func openProc() (int, error) {

@@ -3,13 +3,13 @@
 // are dropped.
 //
 // SetupWith does everything that needs the host's paths (config.json mounts
-// resolved safely inside the rootfs, /dev, pivot_root); Finalize runs inside
-// the new root afterwards (masked and read-only paths, read-only "/").
+// resolved safely inside the rootfs, /dev, pivot_root); the launcher, pid 1,
+// finishes it inside the new root (masked and read-only paths, read-only
+// /dev and "/": nsenter/final.c).
 //
 // Every error names the config.json entry it comes from, e.g.
 //
 //	mounts[3]: error mounting "proc" to rootfs at "/proc": mount: operation not permitted
-//	maskedPaths[2] "/proc/kcore": mount: no such device
 package rootfs
 
 import (
@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 
 	"github.com/husk-runtime/husk/libcontainer/configs"
-	"golang.org/x/sys/unix"
 )
 
 // SetupWith mounts the container's filesystems under c.Rootfs and makes it
@@ -85,29 +84,4 @@ func runHook(hook func() error) error {
 		return nil
 	}
 	return hook()
-}
-
-// Finalize runs inside the new root, after Setup, the console and the
-// hostname: it masks c.MaskPaths, makes c.ReadonlyPaths read-only, then,
-// as runc does last, a read-only /dev (now that /dev/console, /dev/pts,
-// the links and nodes are there) and, with c.Readonlyfs, "/".
-func Finalize(c *configs.Config) error {
-	if _, ok := c.Namespace(configs.NEWNS); !ok {
-		return nil // the host's mount namespace: specconv refused masks
-	}
-	if err := maskPaths(c.MaskPaths, c.MountLabel); err != nil {
-		return err
-	}
-	if err := readonlyPaths(c.ReadonlyPaths); err != nil {
-		return err
-	}
-	if err := readonlyDev(c); err != nil {
-		return err
-	}
-	if c.Readonlyfs {
-		if err := remountBind("/", unix.MS_RDONLY, 0); err != nil {
-			return fmt.Errorf("root.readonly: remount / read-only: %w", err)
-		}
-	}
-	return nil
 }

@@ -48,8 +48,6 @@ func TestSetupInUserNamespace(t *testing.T) {
 			{Type: 'c', Path: "/dev/null", Major: 1, Minor: 3, FileMode: 0o666},
 			{Type: 'c', Path: "/dev/zero", Major: 1, Minor: 5, FileMode: 0o666},
 		},
-		MaskPaths:     []string{"/etc/secret"},
-		ReadonlyPaths: []string{"/proc/sys"},
 	}
 	runInChild(t, "userns-outer", c, locked, syscall.CLONE_NEWNS)
 }
@@ -91,8 +89,6 @@ func checkUserns(c *configs.Config, setupErr error) error {
 		"/mnt/locked": {"ro", "nosuid", "nodev", "noexec"}, // kept + asked
 		"/sys":        {"ro"},                              // the host's, bound
 		"/dev/null":   nil,                                 // bound, mknod refused
-		"/proc/sys":   {"ro"},
-		"/":           {"ro"},
 	}
 	for point, opts := range wantOpts {
 		m, ok := findMount(mounts, point)
@@ -108,11 +104,5 @@ func checkUserns(c *configs.Config, setupErr error) error {
 	}
 	checkCharDev(fail, "/dev/null", 1, 3, -1)
 	checkCharDev(fail, "/dev/zero", 1, 5, -1)
-	if data, err := os.ReadFile("/etc/secret"); err != nil || len(data) != 0 {
-		fail("masked /etc/secret reads %q, %v", data, err)
-	}
-	if err := writeFile("/newfile"); !errors.Is(err, unix.EROFS) {
-		fail("write /newfile: %v, want EROFS", err)
-	}
 	return errors.Join(errs...)
 }

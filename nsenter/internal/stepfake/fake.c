@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -89,11 +90,26 @@ static int f_access(const char *path, int mode)
 	return rec("access(%s)", path) ? -1 : 0;
 }
 
+/* Whether path is one of conf->dirs. */
+static int is_dir(const char *path)
+{
+	size_t n = strlen(path);
+
+	for (const char *d = conf->dirs; d && *d;) {
+		const char *end = strchrnul(d, ':');
+
+		if ((size_t)(end - d) == n && strncmp(d, path, n) == 0)
+			return 1;
+		d = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 static int f_openat2(int dirfd, const char *path, struct open_how *how, size_t size)
 {
 	if (rec("openat2(%d, %s, resolve 0x%llx)", dirfd, path, (unsigned long long)how->resolve))
 		return -1;
-	return 200;
+	return is_dir(path) ? STEPFAKE_DIR_FD : STEPFAKE_TARGET_FD;
 }
 
 static int f_close(int fd)
@@ -156,6 +172,11 @@ static int f_fstat(int fd, struct stat *st)
 	} else if (fd == STEPFAKE_PTY_SLAVE_FD) {
 		st->st_mode = S_IFCHR | 0620;
 		st->st_rdev = makedev(136, 3);
+	} else if (fd == STEPFAKE_DIR_FD) {
+		st->st_mode = S_IFDIR | 0755;
+	} else if (fd == STEPFAKE_DEV_NULL_FD) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(1, 3);
 	} else {
 		st->st_mode = S_IFREG | 0644;
 		st->st_size = fd == PASSWD_FD && conf->passwd ? strlen(conf->passwd) : 0;
@@ -169,6 +190,8 @@ static int f_fstatfs(int fd, struct statfs *fs)
 		return -1;
 	memset(fs, 0, sizeof(*fs));
 	fs->f_type = fd == STEPFAKE_PTY_SLAVE_FD ? DEVPTS_SUPER_MAGIC : PROC_SUPER_MAGIC;
+	if (fd == STEPFAKE_TARGET_FD && conf->not_procfs)
+		fs->f_type = TMPFS_MAGIC;
 	return 0;
 }
 
@@ -383,6 +406,55 @@ static int f_execve(const char *path, char *const argv[], char *const envp[])
 	return -1;
 }
 
+static int f_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	if (rec("open_tree(%d%s)", dirfd, flags & AT_RECURSIVE ? ", recursive" : ""))
+		return -1;
+	return STEPFAKE_CLONE_FD;
+}
+
+static int f_move_mount(int from, int to)
+{
+	return rec("move_mount(%d, %d)", from, to) ? -1 : 0;
+}
+
+static int f_mount_setattr(int fd, unsigned int flags, unsigned long long set)
+{
+	return rec("mount_setattr(%d, 0x%llx%s)", fd, set, flags & AT_RECURSIVE ? ", recursive" : "") ? -1 : 0;
+}
+
+static int f_fsopen(const char *fstype)
+{
+	return rec("fsopen(%s)", fstype) ? -1 : STEPFAKE_FS_FD;
+}
+
+static int f_fsconfig(int fd, unsigned int cmd, const char *key, const char *value)
+{
+	if (key)
+		return rec("fsconfig(%d, %s=%s)", fd, key, value) ? -1 : 0;
+	return rec("fsconfig(%d, create)", fd) ? -1 : 0;
+}
+
+static int f_fsmount(int fd, unsigned int attrs)
+{
+	return rec("fsmount(%d, 0x%x)", fd, attrs) ? -1 : STEPFAKE_MOUNT_FD;
+}
+
+static int f_mount_bind(const char *from, const char *to)
+{
+	return rec("mount_bind(%s, %s)", from, to) ? -1 : 0;
+}
+
+static int f_sethostname(const char *name, size_t n)
+{
+	return rec("sethostname(%.*s)", (int)n, name) ? -1 : 0;
+}
+
+static int f_setdomainname(const char *name, size_t n)
+{
+	return rec("setdomainname(%.*s)", (int)n, name) ? -1 : 0;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -393,7 +465,9 @@ static const struct husk_kernel fake_kernel = {
 	.ioprio_set = f_ioprio_set, .sched_setaffinity = f_sched_setaffinity,
 	.sched_setattr = f_sched_setattr, .seccomp = f_seccomp, .prctl = f_prctl,
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
-	.capset = f_capset, .execve = f_execve, .step = mark,
+	.capset = f_capset, .execve = f_execve, .open_tree = f_open_tree, .move_mount = f_move_mount,
+	.mount_setattr = f_mount_setattr, .fsopen = f_fsopen, .fsconfig = f_fsconfig, .fsmount = f_fsmount,
+	.mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname, .step = mark,
 };
 
 /* An exec's fork step: the fake goes on as the forked process. Recorded,
@@ -427,6 +501,8 @@ int stepfake_run(const char *plan, size_t len, int forks, const struct stepfake_
 	husk_launch_init(&l, &p, forks);
 	l.fork = fake_fork;
 	l.pid = forks ? 0 : STEPFAKE_INIT_PID;
+	if (!forks && p.n_masked)
+		l.dev_null_fd = STEPFAKE_DEV_NULL_FD; /* Go init's hand-over */
 	if (p.has_tty && (p.tty.flags & HUSK_TTY_OPEN))
 		l.console_fd = STEPFAKE_CONSOLE_FD;
 	rc = husk_launch_open(&l);

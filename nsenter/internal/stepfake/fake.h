@@ -21,6 +21,12 @@
 #define STEPFAKE_PTY_SLAVE_FD 301
 #define STEPFAKE_FORKED_PID 4242
 #define STEPFAKE_INIT_PID 1234
+#define STEPFAKE_DEV_NULL_FD 302 /* the host's /dev/null Go init hands over */
+#define STEPFAKE_TARGET_FD 200   /* what openat2 opens: a file */
+#define STEPFAKE_DIR_FD 202      /* what openat2 opens of conf->dirs */
+#define STEPFAKE_CLONE_FD 210    /* what open_tree makes */
+#define STEPFAKE_FS_FD 220       /* fsopen's */
+#define STEPFAKE_MOUNT_FD 221    /* fsmount's */
 
 struct stepfake_conf {
 	int fail_at, fail_errno;
@@ -28,6 +34,8 @@ struct stepfake_conf {
 	const char *exe;    /* the one executable file there is */
 	const char *getcwd; /* what getcwd answers */
 	uint32_t stdio_uid; /* the owner of fds 0-2 */
+	const char *dirs;   /* the paths that are directories, ':'-separated */
+	int not_procfs;     /* STEPFAKE_TARGET_FD is on a tmpfs, not a procfs */
 };
 
 /* Parses the PLAN payload with plan.c and runs the launch's open, its

@@ -53,6 +53,10 @@ type Kernel struct {
 	Getcwd string
 	// StdioUID owns fds 0, 1 and 2.
 	StdioUID uint32
+	// Dirs are the paths that are directories, ':'-separated.
+	Dirs string
+	// NotProcfs: the files openat2 opens (not Dirs) are on a tmpfs.
+	NotProcfs bool
 }
 
 // Call is one kernel call the steps made.
@@ -104,10 +108,13 @@ func Launch(plan *bootstrap.Plan, forks bool, k Kernel) (*Run, error) {
 		fail_errno: C.int(k.Errno),
 		stdio_uid:  C.uint32_t(k.StdioUID),
 	}
+	if k.NotProcfs {
+		conf.not_procfs = 1
+	}
 	for _, s := range []struct {
 		to **C.char
 		v  *string
-	}{{&conf.passwd, k.Passwd}, {&conf.exe, &k.Exe}, {&conf.getcwd, &k.Getcwd}} {
+	}{{&conf.passwd, k.Passwd}, {&conf.exe, &k.Exe}, {&conf.getcwd, &k.Getcwd}, {&conf.dirs, &k.Dirs}} {
 		if s.v != nil {
 			*s.to = C.CString(*s.v)
 			defer C.free(unsafe.Pointer(*s.to))

@@ -101,6 +101,49 @@ func kinds() []kind {
 		steps: []string{"session/is_init", "attributes", "listener-room", "cwd", "credentials", "path", "filter/filter_late", "listener/listener_late", "exec"},
 		want:  []string{"prctl(PR_SET_NO_NEW_PRIVS, 1)", "seccomp(1, 0x8, 4 instructions)", `sendmsg(8, fd 300, {"pid":1234})`, "close(300)", "close(8)", "execve(/bin/sh, [/bin/sh -c true])"},
 	}, {
+		name: "init finishing its root: read-only /dev and /, read-only and masked paths", plan: func() *bootstrap.Plan {
+			p := rootPlan()
+			p.Rootfs = &bootstrap.PlanRootfs{Masked: []string{"/proc/kcore", "/proc/acpi", "/proc/kcore", "/proc/timer_list", "/proc/scsi"},
+				Readonly: []string{"/proc/sys"}, MountLabel: "system_u:object_r:container_file_t:s0",
+				ReadonlyDev: `mounts[1]: error mounting "tmpfs" to rootfs at "/dev"`, ReadonlyRoot: true}
+			p.System = systemPlan()
+			return p
+		}, k: Kernel{FailAt: -1, Exe: "/bin/sh", Getcwd: "/srv", Dirs: "/proc:/proc/acpi:/proc/sys:/proc/scsi"},
+		steps: []string{"readonly-dev", "readonly-root", "hostname", "domainname", "sysctls", "readonly-paths", "masked-paths", "session/is_init", "attributes", "cwd", "credentials", "path", "filter/filter_late", "exec"},
+		want: []string{"openat2(-100, /dev, resolve 0x4)", "mount_setattr(200, 0x1)", "close(200)",
+			"openat2(-100, /, resolve 0x4)", "mount_setattr(200, 0x1)",
+			"sethostname(box)", "setdomainname(example.org)",
+			// 0xd: RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS, RESOLVE_NO_XDEV.
+			"openat2(-100, /proc, resolve 0x4)", "fstatfs(202)", "openat2(202, sys/kernel/shmmax, resolve 0xd)", "fstatfs(200)",
+			"write(200, 4096)", "close(200)", "openat2(202, sys/net/ipv4/ip_forward, resolve 0xd)", "write(200, 1)", "close(200)", "close(202)",
+			"openat2(-100, /proc/sys, resolve 0x4)", "fstatfs(202)", "open_tree(202, recursive)", "mount_setattr(210, 0x1, recursive)", "move_mount(210, 202)",
+			// The container's /dev/null is no 1:3 device here: the host's masks files.
+			"openat2(-100, /dev/null, resolve 0x4)", "fstat(200)", "close(200)",
+			"openat2(-100, /proc/kcore, resolve 0x4)", "fstatfs(200)", "move_mount(302, 200)",
+			"openat2(-100, /proc/acpi, resolve 0x4)", "fsopen(tmpfs)", "fsconfig(220, source=tmpfs)",
+			"fsconfig(220, context=system_u:object_r:container_file_t:s0)", "fsconfig(220, create)", "fsmount(220, 0x1)", "close(220)", "move_mount(221, 202)",
+			"openat2(-100, /proc/timer_list, resolve 0x4)", "open_tree(302)", "move_mount(210, 200)",
+			"openat2(-100, /proc/scsi, resolve 0x4)", "open_tree(221)", "move_mount(210, 202)", "close(302)", "close(221)",
+			"setsid()", "execve(/bin/sh, [/bin/sh -c true])"},
+	}, {
+		name: "init with a console", plan: consolePlan, k: user,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want: []string{"open(/dev/ptmx)", "ioctl(100, TIOCGPTPEER)", "ioctl(100, TIOCSWINSZ, 24x80)", "fchown(301, 1000)",
+			"sendmsg(7, fd 100, /dev/ptmx)", "openat2(-100, /dev/console, resolve 0x4)", "fstat(200)", "open_tree(301)",
+			"move_mount(210, 200)", "close(210)", "close(200)", "dup2(301, 0)", "dup2(301, 2)", "close(301)", "close(7)",
+			"setsid()", "ioctl(0, TIOCSCTTY)", "setresuid(1000, 1000, 1000)"},
+	}, {
+		name: "init with a console on a devpts of another namespace", plan: consolePlan, k: user,
+		failFirst: "open_tree", failErrno: syscall.EINVAL,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want:  []string{"open_tree(301)", "mount_bind(/proc/self/fd/301, /proc/self/fd/200)", "close(200)", "dup2(301, 0)"},
+	}, {
+		name: "init with a console and no /dev/console", plan: consolePlan, k: user,
+		failFirst: "openat2", failErrno: syscall.ENOENT,
+		steps: []string{"console", "session/is_init", "attributes", "cwd", "credentials", "path", "exec"},
+		want: []string{"openat2(-100, /dev/console, resolve 0x4)", "openat2(-100, /dev/console, resolve 0x4)", "close(200)",
+			"openat2(-100, /dev/console, resolve 0x4)", "fstat(200)", "open_tree(301)", "move_mount(210, 200)"},
+	}, {
 		name: "exec", plan: rootPlan, forks: true, k: base,
 		steps: []string{"attributes", "cwd", "credentials", "path", "filter/filter_late", "fork/forks_late", "session/forks_late", "exec"},
 		want:  []string{"seccomp(1, 0x0, 4 instructions)", "fork()", "setsid()", "execve(/bin/sh, [/bin/sh -c true])"},
@@ -149,6 +192,21 @@ func kinds() []kind {
 
 func ptr[T any](v T) *T { return &v }
 
+// consolePlan is a container's init with a terminal and a mount
+// namespace of its own: its pid 1 makes the console.
+func consolePlan() *bootstrap.Plan {
+	p := userPlan()
+	p.Sched, p.FillHome, p.Env = nil, false, []string{"PATH=/bin"}
+	p.TTY = &bootstrap.PlanTTY{Open: true, HasSize: true, Rows: 24, Cols: 80}
+	p.Rootfs = &bootstrap.PlanRootfs{}
+	return p
+}
+
+func systemPlan() *bootstrap.PlanSystem {
+	return &bootstrap.PlanSystem{Hostname: "box", Domainname: "example.org",
+		Sysctls: []bootstrap.PlanSysctl{{Key: "kernel.shmmax", Value: "4096"}, {Key: "net.ipv4.ip_forward", Value: "1"}}}
+}
+
 // rows maps the names a kind uses to rows of husk_steps: a step's name,
 // or, for a name the table has more than once, "name/applies" (the
 // function that says when it applies, as in launch.c's table, which must
@@ -184,41 +242,57 @@ func rows(t *testing.T) map[string]int {
 // made by the wrong step, fails the test. The launch's open (the LSM
 // attribute files) runs before the steps: step -1.
 var stepCalls = map[string][]string{
-	"(open)":        {"open", "fstatfs", "close", "access"},
-	"pty":           {"open", "ioctl", "fstatfs", "fstat", "tcgetattr", "tcsetattr", "fchown", "sendmsg", "close", "dup2"},
-	"session":       {"setsid", "ioctl"},
-	"attributes":    {"setrlimit", "umask", "write", "close", "keyctl", "set_mempolicy", "personality", "ioprio_set", "sched_setaffinity"},
-	"fork":          {"fork"},
-	"scheduler":     {"sched_setattr"},
-	"labels":        {"write", "close"},
-	"listener-room": {},
-	"filter":        {"seccomp"},
-	"listener":      {"sendmsg", "close"},
-	"cwd":           {"open", "openat2", "close", "fchdir", "chdir", "getcwd"},
-	"credentials":   {"prctl", "stat", "fstat", "fchown", "setgroups", "setresgid", "setresuid", "capset"},
-	"cwd-as-user":   {"open", "openat2", "close", "fchdir", "chdir", "getcwd"},
-	"home":          {"open", "fstat", "read", "close"},
-	"path":          {"stat", "faccessat2"},
-	"exec":          {"execve"},
+	"(open)":         {"open", "fstatfs", "close", "access"},
+	"readonly-dev":   {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
+	"readonly-root":  {"openat2", "fstat", "fstatfs", "stat", "mount_setattr", "close"},
+	"console":        {"open", "ioctl", "fstatfs", "fstat", "tcgetattr", "tcsetattr", "fchown", "sendmsg", "close", "openat2", "open_tree", "move_mount", "mount_bind", "dup2"},
+	"hostname":       {"sethostname"},
+	"domainname":     {"setdomainname"},
+	"sysctls":        {"openat2", "fstatfs", "write", "close"},
+	"readonly-paths": {"openat2", "fstat", "fstatfs", "stat", "open_tree", "mount_setattr", "move_mount", "close"},
+	"masked-paths":   {"openat2", "fstat", "fstatfs", "stat", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "close"},
+	"pty":            {"open", "ioctl", "fstatfs", "fstat", "tcgetattr", "tcsetattr", "fchown", "sendmsg", "close", "dup2"},
+	"session":        {"setsid", "ioctl"},
+	"attributes":     {"setrlimit", "umask", "write", "close", "keyctl", "set_mempolicy", "personality", "ioprio_set", "sched_setaffinity"},
+	"fork":           {"fork"},
+	"scheduler":      {"sched_setattr"},
+	"labels":         {"write", "close"},
+	"listener-room":  {},
+	"filter":         {"seccomp"},
+	"listener":       {"sendmsg", "close"},
+	"cwd":            {"open", "openat2", "close", "fchdir", "chdir", "getcwd"},
+	"credentials":    {"prctl", "stat", "fstat", "fchown", "setgroups", "setresgid", "setresuid", "capset"},
+	"cwd-as-user":    {"open", "openat2", "close", "fchdir", "chdir", "getcwd"},
+	"home":           {"open", "fstat", "read", "close"},
+	"path":           {"stat", "faccessat2"},
+	"exec":           {"execve"},
 }
 
 // What a failed call in each step may report: the config field (or the
 // call) the error names.
 var stepErrors = map[string][]string{
-	"(open)":      {"process.apparmorProfile: ", "process.selinuxLabel: "},
-	"pty":         {"process.terminal: ", "process.consoleSize: "},
-	"session":     {"setsid: ", "process.terminal: "},
-	"attributes":  {"process.rlimits[", "process.selinuxLabel ", "join a new session keyring: ", "linux.memoryPolicy: ", "linux.personality: ", "process.ioPriority: ", "process.execCPUAffinity.final: "},
-	"scheduler":   {"process.scheduler: "},
-	"labels":      {"process.apparmorProfile ", "process.selinuxLabel "},
-	"filter":      {"linux.seccomp: "},
-	"listener":    {"linux.seccomp.listenerPath: "},
-	"cwd":         {"process.cwd: "},
-	"credentials": {"process.capabilities", "process.user.", "prctl(PR_SET_KEEPCAPS", "process.noNewPrivileges: "},
-	"cwd-as-user": {"process.cwd: "},
-	"home":        {"process.user: /etc/passwd: "},
-	"path":        {"exec: "},
-	"exec":        {"exec \""},
+	"(open)":         {"process.apparmorProfile: ", "process.selinuxLabel: "},
+	"readonly-dev":   {`mounts[1]: error mounting "tmpfs" to rootfs at "/dev": make it read-only: `},
+	"readonly-root":  {"root.readonly: remount / read-only: "},
+	"console":        {"process.terminal: ", "process.consoleSize: "},
+	"hostname":       {`hostname: sethostname "box": `},
+	"domainname":     {`domainname: setdomainname "example.org": `},
+	"sysctls":        {`linux.sysctl["kernel.shmmax"]: write "4096": `, `linux.sysctl["net.ipv4.ip_forward"]: write "1": `},
+	"readonly-paths": {`readonlyPaths[0] "/proc/sys": `},
+	"masked-paths":   {"maskedPaths["},
+	"pty":            {"process.terminal: ", "process.consoleSize: "},
+	"session":        {"setsid: ", "process.terminal: "},
+	"attributes":     {"process.rlimits[", "process.selinuxLabel ", "join a new session keyring: ", "linux.memoryPolicy: ", "linux.personality: ", "process.ioPriority: ", "process.execCPUAffinity.final: "},
+	"scheduler":      {"process.scheduler: "},
+	"labels":         {"process.apparmorProfile ", "process.selinuxLabel "},
+	"filter":         {"linux.seccomp: "},
+	"listener":       {"linux.seccomp.listenerPath: "},
+	"cwd":            {"process.cwd: "},
+	"credentials":    {"process.capabilities", "process.user.", "prctl(PR_SET_KEEPCAPS", "process.noNewPrivileges: "},
+	"cwd-as-user":    {"process.cwd: "},
+	"home":           {"process.user: /etc/passwd: "},
+	"path":           {"exec: "},
+	"exec":           {"exec \""},
 }
 
 func stepName(i int) string {
@@ -345,6 +419,11 @@ func tolerated(calls []Call, n int, exe string) bool {
 		return true
 	case strings.HasPrefix(c.Text, "prctl(PR_CAP_AMBIENT_RAISE"), c.Text == "open(/etc/passwd)":
 		return true
+	// The container's /dev/null, which masks files when it is a 1:3
+	// device: unreachable or not one, the host's masks them.
+	case strings.HasPrefix(c.Text, "openat2(-100, /dev/null,"),
+		c.Name == "fstat" && n > 0 && strings.HasPrefix(calls[n-1].Text, "openat2(-100, /dev/null,"):
+		return true
 	case c.Name == "stat" && c.Text != "stat(/dev/null)" && c.Text != "stat("+exe+")":
 		return true
 	}
@@ -454,6 +533,35 @@ func TestKernelsComplete(t *testing.T) {
 	for _, real := range []bool{true, false} {
 		if n := Missing(real); n != 0 {
 			t.Errorf("real %v: %d calls of struct husk_kernel are NULL", real, n)
+		}
+	}
+}
+
+// A sysctl's file that is not on procfs (something bound over it) is
+// refused, never written; so is a /proc that is not a procfs.
+func TestSysctlOffProcfsIsRefused(t *testing.T) {
+	plan := func() *bootstrap.Plan {
+		p := rootPlan()
+		p.System = systemPlan()
+		return p
+	}
+	for _, tc := range []struct {
+		dirs, want string
+	}{
+		{"/proc", `linux.sysctl["kernel.shmmax"]: write "4096": /proc/sys/kernel/shmmax: not on procfs (filesystem magic 0x1021994)`},
+		{"", `linux.sysctl["kernel.shmmax"]: write "4096": /proc: not on procfs (filesystem magic 0x1021994)`},
+	} {
+		r, err := Launch(plan(), false, Kernel{FailAt: -1, Exe: "/bin/sh", Getcwd: "/srv", Dirs: tc.dirs, NotProcfs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Err == nil || r.Err.Error() != tc.want {
+			t.Errorf("error %v, want %q", r.Err, tc.want)
+		}
+		for _, c := range r.Calls {
+			if c.Name == "write" {
+				t.Errorf("%s: written", c.Text)
+			}
 		}
 	}
 }
