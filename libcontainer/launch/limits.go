@@ -145,3 +145,14 @@ func size(n int) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// checkString refuses a NUL in v and v of max bytes or more.
+func checkString(field, v string, max int) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return fmt.Errorf("%s %q: contains a NUL byte", field, v)
+	}
+	if len(v) >= max {
+		return fmt.Errorf("%s: %d bytes, over the %d the kernel takes", field, len(v), max-1)
+	}
+	return nil
+}

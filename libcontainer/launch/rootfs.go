@@ -3,7 +3,6 @@ package launch
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
@@ -54,15 +53,4 @@ func planPaths(field string, paths []string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// checkString refuses a NUL in v and v of max bytes or more.
-func checkString(field, v string, max int) error {
-	if strings.IndexByte(v, 0) >= 0 {
-		return fmt.Errorf("%s %q: contains a NUL byte", field, v)
-	}
-	if len(v) >= max {
-		return fmt.Errorf("%s: %d bytes, over the %d the kernel takes", field, len(v), max-1)
-	}
-	return nil
 }
