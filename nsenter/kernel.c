@@ -98,6 +98,41 @@ static long k_capset(void *hdr, void *data)
 	return syscall(SYS_capset, hdr, data);
 }
 
+static int k_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return openat(dirfd, path, flags, mode);
+}
+
+static int k_fsopen(const char *fstype, unsigned int flags)
+{
+	return syscall(SYS_fsopen, fstype, flags);
+}
+
+static int k_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux)
+{
+	return syscall(SYS_fsconfig, fd, cmd, key, value, aux);
+}
+
+static int k_fsmount(int fd, unsigned int flags, unsigned int attrs)
+{
+	return syscall(SYS_fsmount, fd, flags, attrs);
+}
+
+static int k_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	return syscall(SYS_open_tree, dirfd, path, flags);
+}
+
+static int k_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags)
+{
+	return syscall(SYS_move_mount, from_dirfd, from, to_dirfd, to, flags);
+}
+
+static int k_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
+{
+	return syscall(SYS_mount_setattr, dirfd, path, flags, attr, size);
+}
+
 const struct husk_kernel husk_real_kernel = {
 	.open = k_open,
 	.access = access,
@@ -134,6 +169,16 @@ const struct husk_kernel husk_real_kernel = {
 	.setresuid = setresuid,
 	.capset = k_capset,
 	.execve = execve,
+	.openat = k_openat,
+	.mkdirat = mkdirat,
+	.mknodat = mknodat,
+	.readlinkat = readlinkat,
+	.fsopen = k_fsopen,
+	.fsconfig = k_fsconfig,
+	.fsmount = k_fsmount,
+	.open_tree = k_open_tree,
+	.move_mount = k_move_mount,
+	.mount_setattr = k_mount_setattr,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

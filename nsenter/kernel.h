@@ -3,7 +3,8 @@
  * (launch.c's table, with attrs.c, creds.c, cwd.c, lookup.c, pty.c),
  * each behind a function pointer named for the call, as Go init's
  * initproc/kernel.go. husk_k is the real kernel, thin wrappers making the
- * same calls; the steps' tests (nsenter/internal/stepfake) point it at a
+ * same calls (and the mounts of mounts.c the same way); the steps'
+ * tests (nsenter/internal/stepfake) point it at a
  * fake that records each call and fails the one they choose, so the
  * order and the error paths are tested without root. The fork step has
  * its own seam (husk_launch.fork).
@@ -11,6 +12,7 @@
 #ifndef HUSK_KERNEL_H
 #define HUSK_KERNEL_H
 
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <stddef.h>
@@ -61,6 +63,17 @@ struct husk_kernel {
 	int (*setresuid)(uid_t r, uid_t e, uid_t s);
 	long (*capset)(void *hdr, void *data);
 	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	/* mounts (mounts.c) */
+	int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+	int (*mkdirat)(int dirfd, const char *name, mode_t mode);
+	int (*mknodat)(int dirfd, const char *name, mode_t mode, dev_t dev);
+	ssize_t (*readlinkat)(int dirfd, const char *path, char *buf, size_t n);
+	int (*fsopen)(const char *fstype, unsigned int flags);
+	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const void *value, int aux);
+	int (*fsmount)(int fd, unsigned int flags, unsigned int attrs);
+	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
+	int (*move_mount)(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
+	int (*mount_setattr)(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

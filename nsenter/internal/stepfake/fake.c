@@ -36,9 +36,9 @@ static void add(const char *fmt, va_list ap)
 }
 
 /* Records a call; 1 when it is the one to fail (errno set). */
-static int rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int rec(const char *fmt, ...) __attribute__((format(printf, 1, 2), alias("stepfake_rec")));
 
-static int rec(const char *fmt, ...)
+int stepfake_rec(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -394,7 +394,23 @@ static const struct husk_kernel fake_kernel = {
 	.sched_setattr = f_sched_setattr, .seccomp = f_seccomp, .prctl = f_prctl,
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
 	.capset = f_capset, .execve = f_execve, .step = mark,
+	/* mountfake.c */
+	.openat = stepfake_openat, .mkdirat = stepfake_mkdirat, .mknodat = stepfake_mknodat,
+	.readlinkat = stepfake_readlinkat, .fsopen = stepfake_fsopen, .fsconfig = stepfake_fsconfig,
+	.fsmount = stepfake_fsmount, .open_tree = stepfake_open_tree, .move_mount = stepfake_move_mount,
+	.mount_setattr = stepfake_mount_setattr,
 };
+
+const struct husk_kernel *stepfake_kernel(void)
+{
+	return &fake_kernel;
+}
+
+void stepfake_begin(const struct stepfake_conf *c)
+{
+	conf = c;
+	n_calls = n_made = 0;
+}
 
 /* An exec's fork step: the fake goes on as the forked process. Recorded,
  * never failed: a fork that fails ends the launch in run.c (husk_fail),

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define STEPFAKE_MAX_CALLS 1024
 #define STEPFAKE_LINE 512
@@ -41,5 +42,36 @@ size_t stepfake_n_calls(void);
 const char *stepfake_call(size_t i);
 size_t stepfake_n_steps(void);
 const char *stepfake_step_name(size_t i);
+
+
+/* The fake's internals that mountfake.c shares: a recorded call (1: it
+ * fails, errno set), the fake kernel, a new record with conf. */
+int stepfake_rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct husk_kernel;
+const struct husk_kernel *stepfake_kernel(void);
+void stepfake_begin(const struct stepfake_conf *c);
+
+/*
+ * The mounts' fake (mountfake.c): a small file tree, in-root and host
+ * paths, that the mount calls look up and change. tree has one entry a
+ * line: "d /path" (directory), "f /path" (file), "l /path TARGET"
+ * (symlink) inside the root; "D", "F", "P" (a procfs directory) for host
+ * paths. Runs the mount plan payload with mounts.c against it: 0, -1
+ * (err has the reason), -2 (the plan did not parse). open_fds: the fds
+ * still open after the run (a leak).
+ */
+int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail_at, int fail_errno, char *err,
+			size_t errlen, int *open_fds);
+struct mount_attr;
+int stepfake_openat(int dirfd, const char *path, int flags, mode_t mode);
+int stepfake_mkdirat(int dirfd, const char *name, mode_t mode);
+int stepfake_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev);
+ssize_t stepfake_readlinkat(int dirfd, const char *path, char *buf, size_t n);
+int stepfake_fsopen(const char *fstype, unsigned int flags);
+int stepfake_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux);
+int stepfake_fsmount(int fd, unsigned int flags, unsigned int attrs);
+int stepfake_open_tree(int dirfd, const char *path, unsigned int flags);
+int stepfake_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
+int stepfake_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
 
 #endif

@@ -1,0 +1,124 @@
+package bootstrap
+
+/*
+#include "mountplan.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// The mount plan's records and bounds (mountplan.h).
+const (
+	RecMountsRoot  = C.HUSK_MOUNTS_ROOT
+	RecMountsMount = C.HUSK_MOUNTS_MOUNT
+
+	MountsMax      = C.HUSK_MOUNTS_MAX
+	MountsMaxCount = C.HUSK_MOUNTS_MAX_COUNT
+	MountsMaxStr   = C.HUSK_MOUNTS_MAX_STR
+	MountsMaxOpt   = C.HUSK_MOUNTS_MAX_OPT
+	MountsMaxProp  = C.HUSK_MOUNTS_MAX_PROP
+)
+
+// MountKind is what a mount step mounts.
+type MountKind uint32
+
+const (
+	MountFS     MountKind = C.HUSK_MOUNT_FS      // a new filesystem
+	MountBind   MountKind = C.HUSK_MOUNT_BIND    // a bind of a path
+	MountBindFd MountKind = C.HUSK_MOUNT_BIND_FD // a bind of an fd the parent opened
+)
+
+// MountDest is what a missing destination is made as.
+type MountDest uint32
+
+const (
+	DestDir      MountDest = C.HUSK_DEST_DIR
+	DestRealDir  MountDest = C.HUSK_DEST_REAL_DIR
+	DestBySource MountDest = C.HUSK_DEST_BY_SOURCE
+	DestCovered  MountDest = C.HUSK_DEST_COVERED
+)
+
+// Mount option bits (MountStep.Opts).
+const (
+	MountInRoot    = C.HUSK_MOUNT_IN_ROOT
+	MountDetached  = C.HUSK_MOUNT_DETACHED
+	MountTmpfsMode = C.HUSK_MOUNT_TMPFS_MODE
+)
+
+const mountHeadSize = 64
+
+var (
+	_ [mountHeadSize - unsafe.Sizeof(C.struct_husk_mount_head{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_mount_head{}) - mountHeadSize]byte
+)
+
+// MountPlan is config.json's mounts[] as the launcher makes them
+// (nsenter/mounts.c): Root is the rootfs's host path, symlinks resolved.
+type MountPlan struct {
+	Root   string
+	Mounts []MountStep
+}
+
+// MountStep is one mount, decided by the parent.
+type MountStep struct {
+	Index          uint32 // in mounts[]
+	Kind           MountKind
+	Dest           MountDest
+	Opts           uint32
+	Flags, Cleared uint32 // MS_* asked, MS_* asked off
+	RecSet, RecClr uint64 // MOUNT_ATTR_* on the whole tree
+	Propagation    []uint32
+	Fd             int32 // MountBindFd's fd; else -1
+	Destination    string
+	// Source is a filesystem's source, or a bind's path (inside the root
+	// with MountInRoot).
+	Source string
+	FSType string
+	Data   string
+	// Fallback is the host directory bound instead of a filesystem the
+	// kernel refuses with EPERM (sysfs, mqueue from a user namespace).
+	Fallback string
+}
+
+// Encode serialises p as the mount plan's payload, refusing what the
+// launcher's parser would: the caller (launch.NewMountPlan) checks each
+// field first, naming it.
+func (p *MountPlan) Encode() ([]byte, error) {
+	if len(p.Mounts) > MountsMaxCount {
+		return nil, fmt.Errorf("%d mounts, over the %d the launcher takes", len(p.Mounts), MountsMaxCount)
+	}
+	var e planEncoder
+	e.add(RecMountsRoot, cString(p.Root))
+	for i := range p.Mounts {
+		s := &p.Mounts[i]
+		if len(s.Propagation) > MountsMaxProp {
+			return nil, fmt.Errorf("mounts[%d]: %d propagation flags, over %d", s.Index, len(s.Propagation), MountsMaxProp)
+		}
+		b := u32s([]uint32{s.Index, uint32(s.Kind), uint32(s.Dest), s.Opts, s.Flags, s.Cleared})
+		b = u64s(b, s.RecSet, s.RecClr)
+		prop := make([]uint32, MountsMaxProp)
+		copy(prop, s.Propagation)
+		b = append(b, u32s(prop)...)
+		b = binary.NativeEndian.AppendUint32(b, uint32(s.Fd))
+		b = binary.NativeEndian.AppendUint32(b, 0)
+		for _, str := range []string{s.Destination, s.Source, s.FSType, s.Data, s.Fallback} {
+			if len(str) >= MountsMaxStr {
+				return nil, fmt.Errorf("mounts[%d]: %q: %d bytes, over %d", s.Index, str, len(str), MountsMaxStr-1)
+			}
+			if strings.IndexByte(str, 0) >= 0 {
+				return nil, fmt.Errorf("mounts[%d]: %q: contains a NUL byte", s.Index, str)
+			}
+			b = append(b, cString(str)...)
+		}
+		e.add(RecMountsMount, b)
+	}
+	if len(e.b) > MountsMax {
+		return nil, fmt.Errorf("the mount plan is %d bytes, over the %d the launcher takes", len(e.b), MountsMax)
+	}
+	return e.b, nil
+}

@@ -1,0 +1,73 @@
+/*
+ * The mount plan: config.json's mounts[] as the launcher makes them
+ * (nsenter/mounts.c) inside the container's root, in order, each step
+ * decided by the parent (libcontainer/launch/mountplan.go) from the same
+ * rules Go init follows today (libcontainer/rootfs). Not sent yet: see
+ * docs/plan-rootfs-in-launcher.md.
+ *
+ * The payload has the PLAN frame's shape (bootstrap.h): records of a u32
+ * type, a u32 payload length and the payload, zero-padded to a multiple
+ * of 8 bytes. One ROOT record first, then one MOUNT record per mount.
+ */
+#ifndef HUSK_MOUNTPLAN_H
+#define HUSK_MOUNTPLAN_H
+
+#include <stdint.h>
+
+#define HUSK_MOUNTS_ROOT  1 /* NUL-terminated: the rootfs's host path, symlinks
+                               resolved (root.path), absolute              */
+#define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
+                               NUL-terminated strings: destination,
+                               source, fstype, data, fallback              */
+
+/* Bounds, each refused by the parent naming the field, and by the parser. */
+#define HUSK_MOUNTS_MAX       (4u << 20) /* payload bytes                      */
+#define HUSK_MOUNTS_MAX_COUNT 4096       /* MOUNT records                      */
+#define HUSK_MOUNTS_MAX_STR   4096       /* one string's bytes, its NUL too:
+                                            PATH_MAX, and the page mount(2)
+                                            takes for the data             */
+#define HUSK_MOUNTS_MAX_OPT   256        /* one data option's key or value, its
+                                            NUL too: what fsconfig(2) takes */
+#define HUSK_MOUNTS_MAX_PROP  4          /* propagation flags of one mount    */
+#define HUSK_MOUNT_STRINGS    5
+
+/* What is mounted (kind). */
+#define HUSK_MOUNT_FS      1 /* a new filesystem: fsopen(fstype), the data's
+                                options, fsmount with the flags           */
+#define HUSK_MOUNT_BIND    2 /* a bind of source: a host path, or a path
+                                inside the root (HUSK_MOUNT_IN_ROOT)      */
+#define HUSK_MOUNT_BIND_FD 3 /* a bind of the fd the parent opened (a
+                                user namespace, an idmap): an O_PATH fd
+                                in the container's mount namespace, or a
+                                detached tree (HUSK_MOUNT_DETACHED)       */
+
+/* What the destination is made as when missing (dest). */
+#define HUSK_DEST_DIR       1 /* directories                               */
+#define HUSK_DEST_REAL_DIR  2 /* directories reached through no symlink
+                                 (proc, sysfs)                             */
+#define HUSK_DEST_BY_SOURCE 3 /* a directory when the bind's source is one,
+                                 else an empty file                        */
+#define HUSK_DEST_COVERED   4 /* a tmpfs: what is there (its mode kept when
+                                 HUSK_MOUNT_TMPFS_MODE), else directories  */
+
+/* Options (opts). */
+#define HUSK_MOUNT_IN_ROOT    1 /* BIND: source is a path inside the root  */
+#define HUSK_MOUNT_DETACHED   2 /* BIND_FD: the fd is a detached tree       */
+#define HUSK_MOUNT_TMPFS_MODE 4 /* FS: no mode= in the data: add the mode of
+                                   the directory it covers                 */
+
+struct husk_mount_head {
+	uint32_t index;   /* in mounts[], for errors                               */
+	uint32_t kind;    /* HUSK_MOUNT_FS, _BIND, _BIND_FD                          */
+	uint32_t dest;    /* HUSK_DEST_*                                             */
+	uint32_t opts;    /* HUSK_MOUNT_IN_ROOT, ...                                 */
+	uint32_t flags;   /* MS_* asked (MS_BIND, MS_REC for a bind)                 */
+	uint32_t cleared; /* MS_* asked off ("rw", "dev", ...)                       */
+	uint64_t rec_set, rec_clr;            /* MOUNT_ATTR_* on the whole tree     */
+	uint32_t prop[HUSK_MOUNTS_MAX_PROP]; /* MS_SHARED ... (| MS_REC), in order;
+	                                        0 ends the list                    */
+	int32_t fd;       /* BIND_FD: the fd; else -1                                */
+	uint32_t pad;
+};
+
+#endif

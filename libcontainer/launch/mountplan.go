@@ -1,0 +1,183 @@
+package launch
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"golang.org/x/sys/unix"
+)
+
+// The mount plan: config.json's mounts[] as the launcher makes them
+// (nsenter/mounts.c), each decided here with the rules Go init follows
+// today (libcontainer/rootfs: mount.go, bind.go, tmpfs.go), so that the
+// launcher only executes. Not on the launch path yet
+// (docs/plan-rootfs-in-launcher.md).
+
+// MountFds are the fds of the bind sources the parent opened
+// (configs.Config.SourceOutside), by index in mounts[].
+type MountFds map[int]int32
+
+// NewMountPlan is cfg's mounts[] as the launcher's mount plan; nil when
+// the container has no mount namespace of its own (nothing is mounted).
+// Every value is checked, an error naming mounts[i] and the value.
+func NewMountPlan(cfg *configs.Config, fds MountFds) (*bootstrap.MountPlan, error) {
+	if _, ok := cfg.Namespace(configs.NEWNS); !ok {
+		return nil, nil
+	}
+	root, err := filepath.EvalSymlinks(cfg.Rootfs)
+	if err != nil {
+		return nil, fmt.Errorf("root.path: %w", err)
+	}
+	if len(root) >= bootstrap.MountsMaxStr {
+		return nil, fmt.Errorf("root.path %q: over %d bytes", root, bootstrap.MountsMaxStr-1)
+	}
+	if n := len(cfg.Mounts); n > bootstrap.MountsMaxCount {
+		return nil, fmt.Errorf("mounts: %d, over the %d husk's launcher takes", n, bootstrap.MountsMaxCount)
+	}
+	plan := &bootstrap.MountPlan{Root: root}
+	for i, m := range cfg.Mounts {
+		s, err := mountStep(cfg, i, m, fds)
+		if err != nil {
+			return nil, err
+		}
+		plan.Mounts = append(plan.Mounts, s)
+	}
+	return plan, nil
+}
+
+// mountStep decides how mounts[i] is made.
+func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (bootstrap.MountStep, error) {
+	field := fmt.Sprintf("mounts[%d]", i)
+	flags := m.Flags
+	if rootfs.IsReadonlyDev(m) {
+		flags &^= unix.MS_RDONLY // made read-only once /dev is filled
+	}
+	s := bootstrap.MountStep{
+		Index: uint32(i), Flags: uint32(flags), Cleared: uint32(m.ClearedFlags),
+		RecSet: m.RecAttrSet, RecClr: m.RecAttrClr, Fd: -1, Destination: m.Destination,
+	}
+	if err := notYet(cfg, m); err != nil {
+		return s, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
+	}
+	if len(m.PropagationFlags) > bootstrap.MountsMaxProp {
+		return s, fmt.Errorf("%s: %d propagation options, over the %d husk's launcher takes", field, len(m.PropagationFlags), bootstrap.MountsMaxProp)
+	}
+	for _, p := range m.PropagationFlags {
+		s.Propagation = append(s.Propagation, uint32(p))
+	}
+	switch {
+	case cfg.SourceOutside(m):
+		fd, ok := fds[i]
+		if !ok || fd < 0 {
+			return s, fmt.Errorf("%s: the source %q must be opened by the parent: no fd", field, m.Source)
+		}
+		s.Kind, s.Dest, s.Fd, s.Source = bootstrap.MountBindFd, bootstrap.DestBySource, fd, m.Source
+		if m.IDMap != nil {
+			s.Opts |= bootstrap.MountDetached
+		}
+	case m.IsBind() || m.Device == "bind":
+		s.Kind, s.Dest, s.Source = bootstrap.MountBind, bootstrap.DestBySource, m.Source
+		if in, ok := rootfs.SourceInRoot(cfg.Rootfs, m.Source); ok {
+			s.Source, s.Opts = in, s.Opts|bootstrap.MountInRoot
+		}
+	default:
+		s.Kind, s.Dest = bootstrap.MountFS, bootstrap.DestDir
+		s.Source, s.FSType, s.Data = rootfs.MountSource(m), m.Device, m.Data
+		s.Fallback = rootfs.HostFallback(cfg, m)
+		switch m.Device {
+		case "proc", "sysfs":
+			s.Dest = bootstrap.DestRealDir
+		case "tmpfs":
+			s.Dest = bootstrap.DestCovered
+			if !rootfs.HasOption(m.Data, "mode") {
+				s.Opts |= bootstrap.MountTmpfsMode
+			}
+		}
+	}
+	return s, checkMountStep(field, &s)
+}
+
+// notYet refuses what the launcher's mounts do not do yet, each listed
+// in docs/plan-rootfs-in-launcher.md with where Go init does it.
+func notYet(cfg *configs.Config, m *configs.Mount) error {
+	switch {
+	case m.Device == "cgroup":
+		return fmt.Errorf("type cgroup: not in the launcher's mount plan yet")
+	case m.CopyUp:
+		return fmt.Errorf("tmpcopyup: not in the launcher's mount plan yet")
+	case cfg.MountLabel != "" && !m.IsBind() && m.Device != "bind":
+		return fmt.Errorf("linux.mountLabel: not in the launcher's mount plan yet")
+	case !m.IsBind() && m.Flags&unix.MS_REMOUNT != 0:
+		return fmt.Errorf("option remount: not in the launcher's mount plan yet")
+	case !m.IsBind() && m.Flags&unix.MS_I_VERSION != 0:
+		return fmt.Errorf("option iversion: fsconfig(2) has no such flag")
+	}
+	return nil
+}
+
+// checkMountStep refuses what the launcher's parser would: strings past
+// their bounds or with a NUL, a data option fsconfig(2) cannot take.
+func checkMountStep(field string, s *bootstrap.MountStep) error {
+	for _, f := range []struct{ name, v string }{
+		{"destination", s.Destination}, {"source", s.Source}, {"type", s.FSType}, {"options", s.Data},
+	} {
+		if strings.IndexByte(f.v, 0) >= 0 {
+			return fmt.Errorf("%s.%s %q: contains a NUL byte", field, f.name, f.v)
+		}
+		if len(f.v) >= bootstrap.MountsMaxStr {
+			return fmt.Errorf("%s.%s: %d bytes, over the %d husk's launcher takes", field, f.name, len(f.v), bootstrap.MountsMaxStr-1)
+		}
+	}
+	if !strings.HasPrefix(s.Destination, "/") {
+		return fmt.Errorf("%s.destination %q: not absolute", field, s.Destination)
+	}
+	for _, o := range SplitMountData(s.Data) {
+		key, value, _ := strings.Cut(o, "=")
+		if len(key) >= bootstrap.MountsMaxOpt || len(value) >= bootstrap.MountsMaxOpt {
+			return fmt.Errorf("%s.options %q: over the %d bytes fsconfig(2) takes for a key or a value", field, o, bootstrap.MountsMaxOpt-1)
+		}
+	}
+	return nil
+}
+
+// SplitMountData splits a mount's data into its options as the
+// launcher does (nsenter/mounts.c) before giving each to fsconfig(2): at
+// the commas outside double quotes, empty options dropped, a value's
+// enclosing quotes removed (context="a,b" is context a,b).
+func SplitMountData(data string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, unquoteValue(cur.String()))
+		}
+		cur.Reset()
+	}
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			quoted = !quoted
+			cur.WriteByte(c)
+		case c == ',' && !quoted:
+			flush()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	return out
+}
+
+// unquoteValue removes the double quotes around an option's value.
+func unquoteValue(o string) string {
+	key, value, ok := strings.Cut(o, "=")
+	if ok && len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+		return key + "=" + value[1:len(value)-1]
+	}
+	return o
+}

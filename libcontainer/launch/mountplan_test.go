@@ -1,0 +1,199 @@
+package launch
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// exampleConfig is `husk spec`'s config on a rootfs of its own, its
+// mounts edited by edit.
+func exampleConfig(t *testing.T, edit func(s *specs.Spec)) *configs.Config {
+	t.Helper()
+	bundle := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bundle, "rootfs", "srv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := specconv.Example()
+	if edit != nil {
+		edit(s)
+	}
+	c, _, err := specconv.Convert(s, specconv.Options{Bundle: bundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func withoutCgroup(s *specs.Spec) {
+	s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Type == "cgroup" })
+}
+
+func TestMountPlanExample(t *testing.T) {
+	c := exampleConfig(t, func(s *specs.Spec) {
+		withoutCgroup(s)
+		s.Mounts = append(s.Mounts,
+			specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"rbind", "ro", "rprivate"}},
+			specs.Mount{Destination: "/srv/in", Source: filepath.Join(s.Root.Path, "srv"), Options: []string{"bind"}})
+	})
+	p, err := NewMountPlan(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.EvalSymlinks(c.Rootfs)
+	if p.Root != root {
+		t.Errorf("root %q, want %q", p.Root, root)
+	}
+	type want struct {
+		dest   string
+		kind   bootstrap.MountKind
+		dk     bootstrap.MountDest
+		opts   uint32
+		source string
+		flags  uint32
+	}
+	nse := uint32(unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV)
+	wants := []want{
+		{"/proc", bootstrap.MountFS, bootstrap.DestRealDir, 0, "proc", 0},
+		{"/dev", bootstrap.MountFS, bootstrap.DestCovered, 0, "tmpfs", unix.MS_NOSUID | unix.MS_STRICTATIME},
+		{"/dev/pts", bootstrap.MountFS, bootstrap.DestDir, 0, "devpts", unix.MS_NOSUID | unix.MS_NOEXEC},
+		{"/dev/shm", bootstrap.MountFS, bootstrap.DestCovered, 0, "shm", nse},
+		{"/dev/mqueue", bootstrap.MountFS, bootstrap.DestDir, 0, "mqueue", nse},
+		{"/sys", bootstrap.MountFS, bootstrap.DestRealDir, 0, "sysfs", nse | unix.MS_RDONLY},
+		{"/data", bootstrap.MountBind, bootstrap.DestBySource, 0, "/tmp", unix.MS_BIND | unix.MS_REC | unix.MS_RDONLY},
+		{"/srv/in", bootstrap.MountBind, bootstrap.DestBySource, bootstrap.MountInRoot, "/srv", unix.MS_BIND},
+	}
+	if len(p.Mounts) != len(wants) {
+		t.Fatalf("%d steps, want %d: %+v", len(p.Mounts), len(wants), p.Mounts)
+	}
+	for i, w := range wants {
+		s := p.Mounts[i]
+		if s.Destination != w.dest || s.Kind != w.kind || s.Dest != w.dk || s.Opts != w.opts || s.Source != w.source || s.Index != uint32(i) || s.Fd != -1 {
+			t.Errorf("step %d: %+v, want %+v", i, s, w)
+		}
+		if w.flags != 0 && s.Flags != w.flags {
+			t.Errorf("step %d (%s): flags %#x, want %#x", i, w.dest, s.Flags, w.flags)
+		}
+	}
+	if got := p.Mounts[6].Propagation; !slices.Equal(got, []uint32{unix.MS_PRIVATE | unix.MS_REC}) {
+		t.Errorf("/data propagation %#x", got)
+	}
+	if _, err := p.Encode(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tmpfs without mode= takes the covered directory's; a read-only /dev tmpfs is mounted
+// writable (made read-only once filled); sysfs without a network
+// namespace of its own gets the host's /sys as its fallback.
+func TestMountPlanDecisions(t *testing.T) {
+	c := exampleConfig(t, func(s *specs.Spec) {
+		withoutCgroup(s)
+		s.Mounts[1].Options = append(s.Mounts[1].Options, "ro")
+		s.Mounts[3].Options = []string{"nosuid", "size=1m"}
+		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.NetworkNamespace })
+	})
+	p, err := NewMountPlan(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev := p.Mounts[1]; dev.Flags&unix.MS_RDONLY != 0 || dev.Opts&bootstrap.MountTmpfsMode != 0 {
+		t.Errorf("/dev (ro, mode=755): flags %#x opts %#x, want writable, its own mode", dev.Flags, dev.Opts)
+	}
+	if shm := p.Mounts[3]; shm.Opts&bootstrap.MountTmpfsMode == 0 {
+		t.Errorf("/dev/shm without mode=: opts %#x, want the covered directory's mode", shm.Opts)
+	}
+	if sys := p.Mounts[5]; sys.Fallback != "/sys" {
+		t.Errorf("/sys without a netns: fallback %q, want /sys", sys.Fallback)
+	}
+}
+
+func TestMountPlanNoMountNamespace(t *testing.T) {
+	c := exampleConfig(t, func(s *specs.Spec) {
+		s.Mounts = nil
+		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.MountNamespace })
+		s.Linux.MaskedPaths, s.Linux.ReadonlyPaths = nil, nil
+	})
+	if p, err := NewMountPlan(c, nil); p != nil || err != nil {
+		t.Fatalf("got %+v, %v; want nothing", p, err)
+	}
+}
+
+func TestMountPlanErrors(t *testing.T) {
+	long := strings.Repeat("a", 300)
+	for _, tc := range []struct {
+		name string
+		edit func(s *specs.Spec)
+		fds  MountFds
+		want string
+	}{
+		{"cgroup", nil, nil, `mounts[6] (/sys/fs/cgroup): type cgroup: not in the launcher's mount plan yet`},
+		{"copyup", func(s *specs.Spec) {
+			withoutCgroup(s)
+			s.Mounts[3].Options = append(s.Mounts[3].Options, "tmpcopyup")
+		}, nil, `mounts[3] (/dev/shm): tmpcopyup: not in the launcher's mount plan yet`},
+		{"an option value fsconfig cannot take", func(s *specs.Spec) {
+			withoutCgroup(s)
+			s.Mounts[3].Options = append(s.Mounts[3].Options, "size="+long)
+		}, nil, `mounts[3].options "size=aaaa`},
+		{"five propagation options", func(s *specs.Spec) {
+			withoutCgroup(s)
+			s.Mounts[3].Options = append(s.Mounts[3].Options, "private", "shared", "slave", "private", "unbindable")
+		}, nil, `mounts[3]: 5 propagation options, over the 4`},
+		{"a source opened outside, without its fd", func(s *specs.Spec) {
+			withoutCgroup(s)
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			s.Linux.GIDMappings = s.Linux.UIDMappings
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"bind"}})
+		}, nil, `mounts[6]: the source "/tmp" must be opened by the parent: no fd`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewMountPlan(exampleConfig(t, tc.edit), tc.fds)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// With a user namespace a bind's source is the parent's fd: a detached
+// tree when idmapped.
+func TestMountPlanSourceFd(t *testing.T) {
+	c := exampleConfig(t, func(s *specs.Spec) {
+		withoutCgroup(s)
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+		s.Linux.GIDMappings = s.Linux.UIDMappings
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"bind", "idmap"}})
+	})
+	p, err := NewMountPlan(c, MountFds{6: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Mounts[6]
+	if s.Kind != bootstrap.MountBindFd || s.Fd != 42 || s.Opts&bootstrap.MountDetached == 0 {
+		t.Fatalf("step %+v, want the fd 42, detached", s)
+	}
+}
+
+func TestSplitMountData(t *testing.T) {
+	for data, want := range map[string][]string{
+		"":                               nil,
+		"size=65536k":                    {"size=65536k"},
+		"newinstance,ptmxmode=0666,,":    {"newinstance", "ptmxmode=0666"},
+		`mode=755,context="s0:c1,c2",ro`: {"mode=755", "context=s0:c1,c2", "ro"},
+	} {
+		if got := SplitMountData(data); !slices.Equal(got, want) {
+			t.Errorf("SplitMountData(%q) = %q, want %q", data, got, want)
+		}
+	}
+}

@@ -1,0 +1,22 @@
+package rootfs
+
+import "github.com/husk-runtime/husk/libcontainer/configs"
+
+// The decisions Go init makes about a mount, exported for the launcher's
+// mount plan (libcontainer/launch/mountplan.go), which must make the
+// same ones: one rule each, in one place.
+
+// IsReadonlyDev reports whether m is a read-only filesystem on /dev,
+// which is mounted writable and made read-only once /dev is filled.
+func IsReadonlyDev(m *configs.Mount) bool { return isReadonlyDev(m) }
+
+// HostFallback is the host directory bound instead of m when the kernel
+// refuses its filesystem with EPERM, or "".
+func HostFallback(c *configs.Config, m *configs.Mount) string { return hostFallback(c, m) }
+
+// HasOption reports whether the comma-separated data sets key=.
+func HasOption(data, key string) bool { return hasOption(data, key) }
+
+// MountSource is m's source, or its type when it has none: what mount(2)
+// gets, and what errors name.
+func MountSource(m *configs.Mount) string { return mountSource(m) }

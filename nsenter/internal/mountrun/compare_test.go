@@ -1,0 +1,321 @@
+package mountrun
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/launch"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/husk-runtime/husk/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// The comparison runs each side in a re-exec of the test binary in new
+// mount, pid, IPC and network namespaces, under one in a mount namespace
+// of its own that stands for the host (hostSide): "go" builds the mounts with Go
+// init's rootfs.SetupWith (stopped before pivot_root), "c" with the
+// launcher's mounts.c from the plan launch.NewMountPlan makes; each
+// prints the mounts under the rootfs (mountinfo), or the error.
+
+const (
+	sideEnv   = "HUSK_MOUNTRUN_SIDE"
+	configEnv = "HUSK_MOUNTRUN_CONFIG"
+)
+
+var errStop = errors.New("stop before pivot_root")
+
+func TestMain(m *testing.M) {
+	if side := os.Getenv(sideEnv); side != "" {
+		if host, ok := strings.CutPrefix(side, "host:"); ok {
+			os.Exit(hostSide(host))
+		}
+		os.Exit(child(side))
+	}
+	os.Exit(m.Run())
+}
+
+// hostSide stands for the host: in a mount namespace of its own, it
+// makes the host's mounts the binds take, then runs the side in a new
+// mount namespace (a copy of this one, whose shared mounts stay peers of
+// these), with its output.
+func hostSide(side string) int {
+	var c configs.Config
+	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	root, _ := filepath.EvalSymlinks(c.Rootfs)
+	if err := hostMounts(filepath.Join(filepath.Dir(root), "host")); err != nil {
+		fmt.Fprintln(os.Stderr, "the host's mounts:", err)
+		return 2
+	}
+	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+	cmd.Env = append(os.Environ(), sideEnv+"="+side)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET}
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, side, err)
+		return 2
+	}
+	return 0
+}
+
+func child(side string) int {
+	runtime.LockOSThread()
+	var c configs.Config
+	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	root, _ := filepath.EvalSymlinks(c.Rootfs)
+	var err error
+	if side == "go" {
+		err = rootfs.SetupWith(&c, func() error { return errStop }, nil)
+		if errors.Is(err, errStop) {
+			err = nil
+		}
+	} else {
+		err = launcherMounts(&c, root)
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 0
+	}
+	table, err := mountsUnder(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Print(table)
+	return 0
+}
+
+// hostMounts makes the host's side of the binds: a submount in the
+// host's directory, for bind and rbind to differ, and the directory a
+// shared mount with a peer (host/peer), for the propagation.
+func hostMounts(host string) error {
+	dir := filepath.Join(host, "dir")
+	for _, m := range []struct {
+		src, dst, fstype string
+		flags            uintptr
+	}{
+		{"sub", filepath.Join(dir, "sub"), "tmpfs", 0},
+		{dir, dir, "", unix.MS_BIND | unix.MS_REC},
+		{"", dir, "", unix.MS_SHARED | unix.MS_REC},
+		{dir, filepath.Join(host, "peer"), "", unix.MS_BIND | unix.MS_REC},
+	} {
+		if err := unix.Mount(m.src, m.dst, m.fstype, m.flags, "size=1m"); err != nil {
+			return fmt.Errorf("mount %s on %s: %w", m.src, m.dst, err)
+		}
+	}
+	return nil
+}
+
+// launcherMounts does what prepareRoot does for the default
+// propagation (not in the launcher yet), then the launcher's mounts, and
+// checks they leave no fd open.
+func launcherMounts(c *configs.Config, root string) error {
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	plan, err := launch.NewMountPlan(c, nil)
+	if err != nil {
+		return err
+	}
+	before, _ := os.ReadDir("/proc/self/fd")
+	if err := Run(plan); err != nil {
+		return err
+	}
+	if after, _ := os.ReadDir("/proc/self/fd"); len(after) != len(before) {
+		return fmt.Errorf("fds open: %d before the mounts, %d after", len(before), len(after))
+	}
+	return nil
+}
+
+var anonDev = regexp.MustCompile(`^0:\d+$`)
+var peerGroup = regexp.MustCompile(`^(shared|master):\d+$`)
+
+// mountsUnder is the mount table under root, one line a mount: the
+// device (0:N for any anonymous one), the filesystem root, the mount
+// point inside root, its options, its propagation, the type, the
+// source, the superblock's options; the bundle's path is BUNDLE.
+func mountsUnder(root string) (string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		pre, post, _ := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		point := f[4]
+		if point != root && !strings.HasPrefix(point, root+"/") {
+			continue
+		}
+		dev := f[2]
+		if anonDev.MatchString(dev) {
+			dev = "0:N"
+		}
+		optional := f[6:]
+		for i, o := range optional {
+			optional[i] = peerGroup.ReplaceAllString(o, "$1:N") // ids vary from run to run
+		}
+		fsRoot := strings.Replace(f[3], filepath.Dir(root), "BUNDLE", 1)
+		fmt.Fprintf(&b, "%s %s /%s %s [%s] %s\n", dev, fsRoot, strings.TrimPrefix(strings.TrimPrefix(point, root), "/"),
+			f[5], strings.Join(optional, " "), strings.Join(g, " "))
+	}
+	return b.String(), nil
+}
+
+// bundle makes a rootfs with an image's tree, and host files to bind,
+// and returns the example config on it, edited.
+func bundle(t *testing.T, edit func(s *specs.Spec, host string)) *configs.Config {
+	t.Helper()
+	dir := t.TempDir()
+	rootfsDir := filepath.Join(dir, "rootfs")
+	for _, d := range []string{"proc", "sys", "dev", "etc", "tmp", "srv", "run", "host/dir/sub", "host/peer"} {
+		where := filepath.Join(rootfsDir, d)
+		if strings.HasPrefix(d, "host") {
+			where = filepath.Join(dir, d)
+		}
+		if err := os.MkdirAll(where, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(rootfsDir, "run"), 0o710); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"rootfs/etc/hosts": "x\n", "rootfs/srv/file": "f\n", "host/file": "h\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A symlink that leads out of the root, and one into /proc.
+	if err := os.Symlink("/../../../tmp", filepath.Join(rootfsDir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/sys", filepath.Join(rootfsDir, "toproc")); err != nil {
+		t.Fatal(err)
+	}
+	s := specconv.Example()
+	s.Root.Path = rootfsDir
+	s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Type == "cgroup" })
+	edit(s, filepath.Join(dir, "host"))
+	c, _, err := specconv.Convert(s, specconv.Options{Bundle: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sides runs Go init's side and the launcher's, each on a bundle of its
+// own (what one side makes in the image must not be there for the
+// other), and returns their outputs.
+func sides(t *testing.T, edit func(s *specs.Spec, host string)) (string, string) {
+	t.Helper()
+	return runSide(t, "go", bundle(t, edit)), runSide(t, "c", bundle(t, edit))
+}
+
+func runSide(t *testing.T, side string, c *configs.Config) string {
+	t.Helper()
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), sideEnv+"=host:"+side, configEnv+"="+string(data))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("side %s: %v: %s", side, err, ee.Stderr)
+		}
+		t.Fatalf("side %s: %v", side, err)
+	}
+	return string(out)
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make namespaces and mount")
+	}
+}
+
+// The runc spec's mounts (but cgroup), a tmpfs without mode=, and binds:
+// a file, a directory, read-only, recursive, one whose destination is a
+// symlink leading out of the root, one whose source is in the root; the
+// propagations, from a host directory that is shared with a peer. The
+// launcher makes the same mount table as Go init.
+func TestSameMountsAsGoInit(t *testing.T) {
+	requireRoot(t)
+	goSide, cSide := sides(t, func(s *specs.Spec, host string) {
+		s.Mounts = append(s.Mounts,
+			specs.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev"}},
+			specs.Mount{Destination: "/etc/hostfile", Source: host + "/file", Options: []string{"bind", "ro"}},
+			specs.Mount{Destination: "/data", Source: host + "/dir", Options: []string{"bind"}},
+			specs.Mount{Destination: "/rdata", Source: host + "/dir", Options: []string{"rbind", "ro", "nosuid", "rprivate"}},
+			specs.Mount{Destination: "/rodata", Source: host + "/dir", Options: []string{"bind", "ro", "noexec", "noatime"}},
+			specs.Mount{Destination: "/rro", Source: host + "/dir", Options: []string{"rbind", "rro", "rnosuid"}},
+			specs.Mount{Destination: "/escape/inside", Source: host + "/file", Options: []string{"bind"}},
+			specs.Mount{Destination: "/srv/again", Source: s.Root.Path + "/srv/file", Options: []string{"bind", "nodev"}},
+			specs.Mount{Destination: "/shared", Source: host + "/dir", Options: []string{"rbind", "rshared"}},
+			specs.Mount{Destination: "/slave", Source: host + "/dir", Options: []string{"rbind", "rslave"}},
+			specs.Mount{Destination: "/private", Source: host + "/dir", Options: []string{"bind", "private"}},
+			specs.Mount{Destination: "/tmpshared", Type: "tmpfs", Source: "tmpfs", Options: []string{"shared"}},
+		)
+	})
+	if goSide != cSide {
+		t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher:\n%s", goSide, cSide)
+	}
+	for _, want := range []string{" /tmp/inside ", " /run rw,nosuid,nodev,relatime [] tmpfs tmpfs rw,mode=710", " /rro/sub ro,nosuid", "/shared rw,relatime [shared:N master:N]", "/slave rw,relatime [master:N]", "/private rw,relatime []"} {
+		if !strings.Contains(cSide, want) {
+			t.Errorf("no %q in:\n%s", want, cSide)
+		}
+	}
+	t.Logf("both:\n%s", cSide)
+}
+
+// A refused mount gets the same words from both.
+func TestSameErrorsAsGoInit(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name string
+		m    specs.Mount
+		want string
+	}{
+		{"a bind through a symlink into /proc", specs.Mount{Destination: "/toproc/x", Source: "/tmp", Options: []string{"bind"}},
+			`cannot be mounted because it is inside /proc`},
+		{"sysfs through a symlink", specs.Mount{Destination: "/escape/sys", Type: "sysfs", Source: "sysfs"},
+			`must be mounted on ordinary directory, /escape is not one`},
+		{"a missing source", specs.Mount{Destination: "/x", Source: "/nonexistent-husk-mnt40", Options: []string{"bind"}},
+			`open /nonexistent-husk-mnt40: no such file or directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			goSide, cSide := sides(t, func(s *specs.Spec, host string) { s.Mounts = append(s.Mounts, tc.m) })
+			if goSide != cSide || !strings.Contains(cSide, tc.want) {
+				t.Fatalf("Go init: %s\nlauncher: %s\nwant both with %q", goSide, cSide, tc.want)
+			}
+		})
+	}
+}

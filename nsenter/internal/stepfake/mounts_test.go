@@ -1,0 +1,305 @@
+package stepfake
+
+import (
+	"encoding/binary"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	golaunch "github.com/husk-runtime/husk/libcontainer/launch"
+	"golang.org/x/sys/unix"
+)
+
+// The image's tree the plans below run on: /escape leads out of the
+// root, /tolink into /proc.
+const imageTree = "d /proc\nd /dev\nd /dev/shm\nd /sys\nd /srv\nf /srv/file\nl /escape /../../tmp\nl /toproc /proc/sys\nF /host/file\nD /host/dir\nP /host/proc\n"
+
+func step(i uint32, kind bootstrap.MountKind, dest bootstrap.MountDest, destination, source, fstype, data string, flags uint32) bootstrap.MountStep {
+	return bootstrap.MountStep{Index: i, Kind: kind, Dest: dest, Fd: -1, Destination: destination, Source: source, FSType: fstype, Data: data, Flags: flags}
+}
+
+// defaultPlan is the runc spec's mounts but cgroup, and binds.
+func defaultPlan() *bootstrap.MountPlan {
+	nse := uint32(unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV)
+	fs, bind := bootstrap.MountFS, bootstrap.MountBind
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{
+		step(0, fs, bootstrap.DestRealDir, "/proc", "proc", "proc", "", nse),
+		step(1, fs, bootstrap.DestCovered, "/dev", "tmpfs", "tmpfs", "mode=755,size=65536k", unix.MS_NOSUID|unix.MS_STRICTATIME),
+		step(2, fs, bootstrap.DestDir, "/dev/pts", "devpts", "devpts", "newinstance,ptmxmode=0666,mode=0620,gid=5", unix.MS_NOSUID|unix.MS_NOEXEC),
+		step(3, fs, bootstrap.DestCovered, "/dev/shm", "shm", "tmpfs", "size=65536k", nse),
+		step(4, fs, bootstrap.DestRealDir, "/sys", "sysfs", "sysfs", "", nse|unix.MS_RDONLY),
+		step(5, bind, bootstrap.DestBySource, "/escape/file", "/host/file", "", "", unix.MS_BIND|unix.MS_RDONLY),
+		step(6, bind, bootstrap.DestBySource, "/data", "/host/dir", "", "", unix.MS_BIND|unix.MS_REC),
+		step(7, bind, bootstrap.DestBySource, "/srv/again", "/srv/file", "", "", unix.MS_BIND),
+	}}
+	p.Mounts[3].Opts = bootstrap.MountTmpfsMode
+	p.Mounts[6].Propagation = []uint32{unix.MS_PRIVATE | unix.MS_REC}
+	p.Mounts[6].RecSet = unix.MOUNT_ATTR_NOSUID
+	p.Mounts[7].Opts = bootstrap.MountInRoot
+	return p
+}
+
+// callsInOrder fails t unless want are among calls, in this order.
+func callsInOrder(t *testing.T, calls, want []string) {
+	t.Helper()
+	at := 0
+	for _, w := range want {
+		i := slices.Index(calls[at:], w)
+		if i < 0 {
+			t.Fatalf("no %q after call %d in:\n%s", w, at, strings.Join(calls, "\n"))
+		}
+		at += i + 1
+	}
+}
+
+func TestMountsDefault(t *testing.T) {
+	r, err := Mounts(defaultPlan(), imageTree, -1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Err != nil {
+		t.Fatalf("%v\n%s", r.Err, strings.Join(r.Calls, "\n"))
+	}
+	if r.OpenFds != 0 {
+		t.Errorf("%d fds left open", r.OpenFds)
+	}
+	callsInOrder(t, r.Calls, []string{
+		"open(/r)",
+		// proc: on an ordinary directory, no symlink followed.
+		"openat(/, proc, dir)", "fsopen(proc)", "fsconfig(proc, source=proc)", "fsconfig(proc, create)",
+		"fsmount(proc, 0xe)", "move_mount(proc -> /proc)",
+		// /dev: its own mode, strictatime.
+		"fsopen(tmpfs)", "fsconfig(tmpfs, mode=755)", "fsconfig(tmpfs, size=65536k)", "fsmount(tmpfs, 0x22)",
+		"move_mount(tmpfs -> /dev)",
+		"openat(/dev, pts, dir)", "fsconfig(devpts, newinstance)", "fsconfig(devpts, gid=5)", "move_mount(devpts -> /dev/pts)",
+		// /dev/shm: no mode= given, the covered directory's (the fake's 1777).
+		"openat(/dev, shm)", "fsconfig(tmpfs, size=65536k)", "fsconfig(tmpfs, mode=1777)", "move_mount(tmpfs -> /dev/shm)",
+		// sysfs read-only: the superblock's flag and the mount's.
+		"fsconfig(sysfs, ro)", "fsmount(sysfs, 0xf)", "move_mount(sysfs -> /sys)",
+		// A bind through a symlink leading out of the root lands inside it.
+		"readlinkat(/escape)", "open(/host/file)", "mkdirat(/tmp)", "mknodat(/tmp/file)",
+		"open_tree(/host/file)", "move_mount(tree:/host/file -> /tmp/file)",
+		"mount_setattr(/tmp/file, set 0x1, clr 0x20000e, prop 0x0)",
+		// rbind: recursive clone, then the recursive attributes, then the propagation.
+		"open(/host/dir)", "mkdirat(/data)", "open_tree(/host/dir, recursive)", "move_mount(tree:/host/dir -> /data)",
+		"mount_setattr(/data, recursive, set 0x2, clr 0x0, prop 0x0)",
+		"mount_setattr(/data, recursive, set 0x0, clr 0x0, prop 0x40000)",
+		// A source inside the root: resolved in it.
+		"openat2(/srv/file, follow)", "mknodat(/srv/again)", "move_mount(tree:/srv/file -> /srv/again)",
+	})
+}
+
+func countPrefix(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+var errLine = regexp.MustCompile(`^mounts\[(\d)\]: error mounting "[^"]+" to rootfs at "[^"]+": .*input/output error`)
+
+// Each call that fails stops the mounts with an error naming the mount,
+// and leaves no fd open; but a tmpfs's look at what it covers, which it
+// goes on without (as Go init's mountTmpfs).
+func TestMountsEachFailure(t *testing.T) {
+	ok, err := Mounts(defaultPlan(), imageTree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	for i, call := range ok.Calls {
+		r, err := Mounts(defaultPlan(), imageTree, i, syscall.EIO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OpenFds != 0 {
+			t.Errorf("call %d %s fails: %d fds left open", i, call, r.OpenFds)
+		}
+		if r.Err == nil {
+			// Go init's mountTmpfs goes on too: the covered path's
+			// lookup fails, the destination is made; every mount made.
+			next := slices.Index(ok.Calls[i:], "fsopen(tmpfs)")
+			if next < 0 || slices.ContainsFunc(ok.Calls[i:i+next], func(c string) bool { return strings.HasPrefix(c, "move_mount") }) ||
+				countPrefix(r.Calls, "move_mount") != countPrefix(ok.Calls, "move_mount") {
+				t.Errorf("call %d %s fails: no error", i, call)
+			}
+			continue
+		}
+		if i == 0 {
+			if !strings.HasPrefix(r.Err.Error(), "root.path /r: open: input/output error") {
+				t.Errorf("open of the root fails: %v", r.Err)
+			}
+			continue
+		}
+		if !errLine.MatchString(r.Err.Error()) {
+			t.Errorf("call %d %s fails: %v", i, call, r.Err)
+		}
+	}
+}
+
+func TestMountsRefused(t *testing.T) {
+	fs, bind := bootstrap.MountFS, bootstrap.MountBind
+	for _, tc := range []struct {
+		name string
+		step bootstrap.MountStep
+		want string
+	}{
+		{"a tmpfs on /proc", step(0, fs, bootstrap.DestCovered, "/proc", "tmpfs", "tmpfs", "", 0),
+			`mounts[0]: error mounting "tmpfs" to rootfs at "/proc": "/proc" cannot be mounted because it is not of type proc`},
+		{"a bind through a symlink into /proc", step(1, bind, bootstrap.DestBySource, "/toproc/x", "/host/dir", "", "", unix.MS_BIND),
+			`mounts[1]: error mounting "/host/dir" to rootfs at "/toproc/x": "/proc/sys/x" cannot be mounted because it is inside /proc`},
+		{"a bind on /proc of a directory", step(2, bind, bootstrap.DestBySource, "/proc", "/host/dir", "", "", unix.MS_BIND),
+			`"/proc" cannot be mounted because it is not of type proc (the bind's source is not a procfs)`},
+		{"proc through a symlink", step(3, fs, bootstrap.DestRealDir, "/escape/proc", "proc", "proc", "", 0),
+			`mounts[3]: error mounting "proc" to rootfs at "/escape/proc": must be mounted on ordinary directory, /escape is not one: openat: not a directory`},
+		{"a missing host source", step(4, bind, bootstrap.DestBySource, "/x", "/host/none", "", "", unix.MS_BIND),
+			`mounts[4]: error mounting "/host/none" to rootfs at "/x": open /host/none: no such file or directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Mounts(&bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{tc.step}}, imageTree, -1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Err == nil || !strings.Contains(r.Err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", r.Err, tc.want)
+			}
+			if r.OpenFds != 0 {
+				t.Errorf("%d fds left open", r.OpenFds)
+			}
+			for _, c := range r.Calls {
+				if strings.HasPrefix(c, "move_mount") {
+					t.Errorf("mounted: %s", c)
+				}
+			}
+		})
+	}
+	// A bind on /proc of a procfs is allowed.
+	r, err := Mounts(&bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{step(0, bind, bootstrap.DestBySource, "/proc", "/host/proc", "", "", unix.MS_BIND)}}, imageTree, -1, 0)
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+}
+
+// An EPERM from the filesystem binds the host's directory instead, where
+// Go init does (sysfs without a network namespace of its own).
+func TestMountsFallback(t *testing.T) {
+	s := step(0, bootstrap.MountFS, bootstrap.DestRealDir, "/sys", "sysfs", "sysfs", "", unix.MS_RDONLY)
+	s.Fallback = "/host/dir"
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{s}}
+	ok, _ := Mounts(p, imageTree, -1, 0)
+	create := slices.Index(ok.Calls, "fsconfig(sysfs, create)")
+	r, err := Mounts(p, imageTree, create, syscall.EPERM)
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	callsInOrder(t, r.Calls, []string{"fsconfig(sysfs, create)", "open(/host/dir)", "open_tree(/host/dir, recursive)",
+		"move_mount(tree:/host/dir -> /sys)", "mount_setattr(/sys, set 0x1, clr 0x20000e, prop 0x0)"})
+	if r.OpenFds != 0 {
+		t.Errorf("%d fds left open", r.OpenFds)
+	}
+}
+
+// The C split and /proc check are the Go ones.
+func TestMountsDecisionsMatchGo(t *testing.T) {
+	for _, data := range []string{"", "a", "a,b=c", ",,x,,", `context="a,b",y`, `k="v"`, `k=""`, `"a,b"`, "mode=1777,size=1m"} {
+		got, ok := SplitMountData(data)
+		if want := golaunch.SplitMountData(data); !ok || !slices.Equal(got, want) {
+			t.Errorf("split %q: C %q, Go %q", data, got, want)
+		}
+	}
+	for _, dest := range []string{"/", "/proc", "/procx", "/proc/sys", "/proc/meminfo", "/proc/net/dev", "/proc/sys/kernel/ns_last_pid", "/proc/1/fd", "/pro"} {
+		for _, fstype := range []string{"proc", "tmpfs", ""} {
+			for _, b := range []bool{false, true} {
+				cerr, goerr := ProcCheck(dest, fstype, b), configs.CheckProcMount(dest, fstype, b)
+				if (cerr == nil) != (goerr == nil) || (cerr != nil && cerr.Error() != goerr.Error()) {
+					t.Errorf("%s %s %v: C %v, Go %v", dest, fstype, b, cerr, goerr)
+				}
+			}
+		}
+	}
+}
+
+// mountRec is one record of a mount plan as the parser reads it.
+func mountRec(typ uint32, payload []byte) []byte {
+	b := binary.NativeEndian.AppendUint32(nil, typ)
+	b = binary.NativeEndian.AppendUint32(b, uint32(len(payload)))
+	b = append(b, payload...)
+	return append(b, make([]byte, (8-len(payload)%8)%8)...)
+}
+
+func TestMountsMalformed(t *testing.T) {
+	good, err := defaultPlan().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := mountRec(bootstrap.RecMountsRoot, []byte("/r\x00"))
+	head := func(mut func(h []uint32)) []byte {
+		h := make([]uint32, 16)
+		h[0], h[1], h[2] = 9, uint32(bootstrap.MountFS), uint32(bootstrap.DestDir)
+		h[14] = ^uint32(0) // fd -1
+		if mut != nil {
+			mut(h)
+		}
+		b := make([]byte, 0, 64)
+		for _, v := range h {
+			b = binary.NativeEndian.AppendUint32(b, v)
+		}
+		return b
+	}
+	strs := []byte("/d\x00src\x00tmpfs\x00\x00\x00")
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"truncated", good[:len(good)-3], "runs past the end"},
+		{"no root", mountRec(bootstrap.RecMountsMount, append(head(nil), strs...)), "want ROOT"},
+		{"a bad kind", append(root, mountRec(2, append(head(func(h []uint32) { h[1] = 7 }), strs...))...), "mounts[9]: kind 7"},
+		{"a bad destination kind", append(root, mountRec(2, append(head(func(h []uint32) { h[2] = 0 }), strs...))...), "mounts[9]: destination kind 0"},
+		{"a bad propagation", append(root, mountRec(2, append(head(func(h []uint32) { h[10] = 3 }), strs...))...), "mounts[9]: propagation 0x3"},
+		{"a propagation after the end", append(root, mountRec(2, append(head(func(h []uint32) { h[11] = unix.MS_SLAVE }), strs...))...), "mounts[9]: propagation 0x80000"},
+		{"an fd for a filesystem", append(root, mountRec(2, append(head(func(h []uint32) { h[14] = 3 }), strs...))...), "mounts[9]: fd 3 for kind 1"},
+		{"a string not NUL-terminated", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00x"...))...), "mounts[9]: fallback: not NUL-terminated"},
+		{"a relative destination", append(root, mountRec(2, append(head(nil), "d\x00src\x00tmpfs\x00\x00\x00"...))...), `mounts[9]: destination "d" is not absolute`},
+		{"bytes after the strings", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00z"...))...), "mounts[9]: 1 bytes after its strings"},
+		{"a long destination", append(root, mountRec(2, append(head(nil), "/"+strings.Repeat("d", 5000)+"\x00src\x00tmpfs\x00\x00\x00"...))...), "mounts[9]: destination: 5001 bytes, over 4095"},
+		{"a short head", append(root, mountRec(2, []byte("abc"))...), "record MOUNT: 3 bytes"},
+		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := MountsRaw(tc.b, imageTree, -1, 0)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	var many []byte
+	many = append(many, root...)
+	one := mountRec(2, append(head(nil), strs...))
+	for i := 0; i <= bootstrap.MountsMaxCount; i++ {
+		many = append(many, one...)
+	}
+	if _, err := MountsRaw(many, imageTree, -1, 0); err == nil || !strings.Contains(err.Error(), "more than 4096 mounts") {
+		t.Fatalf("4097 mounts: %v", err)
+	}
+}
+
+// FuzzParseMounts: no payload makes the parser read out of bounds (run
+// under -race or ASan for the strongest check); what parses runs.
+func FuzzParseMounts(f *testing.F) {
+	good, _ := defaultPlan().Encode()
+	f.Add(good)
+	f.Add(good[:40])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<16 {
+			return
+		}
+		_, _ = MountsRaw(b, imageTree, -1, 0)
+	})
+}

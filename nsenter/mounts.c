@@ -1,0 +1,927 @@
+/*
+ * The launcher's mounts (mounts.h): the mount plan parsed (as plan.c
+ * parses the PLAN frame: every length and count checked before anything
+ * is read), then each mount made inside the root, in order, as Go init
+ * makes it today (libcontainer/rootfs: mount.go, bind.go, resolve.go,
+ * tmpfs.go), with the new mount API:
+ *
+ *   destination  resolved as SecureJoin does (symlinks followed with the
+ *                root as "/", each looked up by openat2 RESOLVE_IN_ROOT |
+ *                RESOLVE_NO_MAGICLINKS), refused inside /proc but where
+ *                runc allows (configs/procmount.go), then walked again
+ *                component by component from the root's fd without
+ *                following anything (O_PATH|O_NOFOLLOW), what is missing
+ *                made (mkdirat, mknodat);
+ *   filesystem   fsopen, fsconfig (the source, each option of the data,
+ *                the superblock flags), fsmount with the per-mount flags;
+ *   bind         the source opened (inside the root with openat2
+ *                RESOLVE_IN_ROOT, or the host's path, or the parent's fd),
+ *                cloned with open_tree(OPEN_TREE_CLONE [|AT_RECURSIVE]);
+ *   then         move_mount onto the destination's fd, a bind's flags with
+ *                mount_setattr (runc's exact remount, locked flags kept),
+ *                the recursive attributes, the propagation.
+ *
+ * Every kernel call goes through husk_k (kernel.h), so the stepfake tests
+ * check the calls, their order and each error path without root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "launch.h"
+#include "mounts.h"
+
+#define PATH_BYTES HUSK_MOUNTS_MAX_STR
+#define MAX_LINKS 255 /* SecureJoin's */
+
+/* ---------------------------------------------------------------- parse */
+
+static int __attribute__((format(printf, 3, 4))) perr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int valid_prop(uint32_t p)
+{
+	switch (p & ~(uint32_t)MS_REC) {
+	case MS_SHARED:
+	case MS_SLAVE:
+	case MS_PRIVATE:
+	case MS_UNBINDABLE:
+		return 1;
+	}
+	return 0;
+}
+
+/* One MOUNT record: the head, then HUSK_MOUNT_STRINGS strings. */
+static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err, size_t errlen)
+{
+	const char **strs[HUSK_MOUNT_STRINGS] = { &m->dest, &m->source, &m->fstype, &m->data, &m->fallback };
+	static const char *const names[HUSK_MOUNT_STRINGS] = { "destination", "source", "type", "options",
+								"fallback" };
+	const struct husk_mount_head *h = &m->h;
+	size_t off = sizeof(m->h);
+	int ended = 0;
+
+	if (n < sizeof(m->h))
+		return perr(err, errlen, "record MOUNT: %zu bytes, want at least %zu", n, sizeof(m->h));
+	memcpy(&m->h, p, sizeof(m->h));
+	for (int i = 0; i < HUSK_MOUNT_STRINGS; i++) {
+		const char *s = p + off, *nul = memchr(s, '\0', n - off);
+
+		if (!nul)
+			return perr(err, errlen, "mounts[%u]: %s: not NUL-terminated", h->index, names[i]);
+		if ((size_t)(nul - s) >= PATH_BYTES)
+			return perr(err, errlen, "mounts[%u]: %s: %zu bytes, over %d", h->index, names[i],
+				    (size_t)(nul - s), PATH_BYTES - 1);
+		*strs[i] = s;
+		off += nul - s + 1;
+	}
+	if (off != n)
+		return perr(err, errlen, "mounts[%u]: %zu bytes after its strings", h->index, n - off);
+	if (h->kind < HUSK_MOUNT_FS || h->kind > HUSK_MOUNT_BIND_FD)
+		return perr(err, errlen, "mounts[%u]: kind %u", h->index, h->kind);
+	if (h->dest < HUSK_DEST_DIR || h->dest > HUSK_DEST_COVERED)
+		return perr(err, errlen, "mounts[%u]: destination kind %u", h->index, h->dest);
+	if (h->opts & ~(uint32_t)(HUSK_MOUNT_IN_ROOT | HUSK_MOUNT_DETACHED | HUSK_MOUNT_TMPFS_MODE))
+		return perr(err, errlen, "mounts[%u]: options 0x%x", h->index, h->opts);
+	if (h->pad)
+		return perr(err, errlen, "mounts[%u]: padding is not zero", h->index);
+	if (m->dest[0] != '/')
+		return perr(err, errlen, "mounts[%u]: destination \"%s\" is not absolute", h->index, m->dest);
+	if ((h->kind == HUSK_MOUNT_BIND_FD) != (h->fd >= 0))
+		return perr(err, errlen, "mounts[%u]: fd %d for kind %u", h->index, h->fd, h->kind);
+	if (h->kind == HUSK_MOUNT_FS && !m->fstype[0])
+		return perr(err, errlen, "mounts[%u]: a filesystem without a type", h->index);
+	if (h->kind == HUSK_MOUNT_BIND && m->source[0] != '/')
+		return perr(err, errlen, "mounts[%u]: bind source \"%s\" is not absolute", h->index, m->source);
+	if (m->fallback[0] && m->fallback[0] != '/')
+		return perr(err, errlen, "mounts[%u]: fallback \"%s\" is not absolute", h->index, m->fallback);
+	for (int i = 0; i < HUSK_MOUNTS_MAX_PROP; i++) {
+		if (h->prop[i] == 0)
+			ended = 1;
+		else if (ended || !valid_prop(h->prop[i]))
+			return perr(err, errlen, "mounts[%u]: propagation 0x%x", h->index, h->prop[i]);
+	}
+	return 0;
+}
+
+static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, char *err, size_t errlen)
+{
+	uint32_t hdr[2];
+	size_t off, padded, n;
+
+	if (len > HUSK_MOUNTS_MAX)
+		return perr(err, errlen, "mount plan: %zu bytes, over the %u-byte limit", len, HUSK_MOUNTS_MAX);
+	out->buf = malloc(len ? len : 1);
+	if (!out->buf)
+		return perr(err, errlen, "mount plan: %s", strerror(errno));
+	memcpy(out->buf, frame, len);
+	for (off = 0; off < len; off += 8 + padded) {
+		char *p = out->buf + off + 8;
+
+		if (len - off < 8)
+			return perr(err, errlen, "mount plan: truncated record header at offset %zu", off);
+		memcpy(hdr, out->buf + off, 8);
+		n = hdr[1];
+		if (n > len - off - 8)
+			return perr(err, errlen, "mount plan: record %u at offset %zu: length %zu runs past the end",
+				    hdr[0], off, n);
+		padded = (n + 7) & ~(size_t)7;
+		if (padded > len - off - 8)
+			return perr(err, errlen, "mount plan: record %u at offset %zu: its padding runs past the end",
+				    hdr[0], off);
+		for (size_t i = n; i < padded; i++)
+			if (p[i] != 0)
+				return perr(err, errlen, "mount plan: record %u at offset %zu: padding is not zero",
+					    hdr[0], off);
+		if (off == 0) {
+			if (hdr[0] != HUSK_MOUNTS_ROOT)
+				return perr(err, errlen, "mount plan: record %u first, want ROOT", hdr[0]);
+			if (n < 2 || n > PATH_BYTES || p[0] != '/' || p[n - 1] != '\0' || memchr(p, '\0', n - 1))
+				return perr(err, errlen, "mount plan: ROOT: want one absolute path under %d bytes",
+					    PATH_BYTES);
+			out->root = p;
+			continue;
+		}
+		if (hdr[0] != HUSK_MOUNTS_MOUNT)
+			return perr(err, errlen, "mount plan: record %u at offset %zu, want MOUNT", hdr[0], off);
+		if (out->n == HUSK_MOUNTS_MAX_COUNT)
+			return perr(err, errlen, "mount plan: more than %d mounts", HUSK_MOUNTS_MAX_COUNT);
+		if (out->n % 64 == 0) {
+			struct husk_mount *more = realloc(out->m, (out->n + 64) * sizeof(*more));
+
+			if (!more)
+				return perr(err, errlen, "mount plan: %s", strerror(errno));
+			out->m = more;
+		}
+		memset(&out->m[out->n], 0, sizeof(out->m[0]));
+		if (parse_mount(p, n, &out->m[out->n], err, errlen) < 0)
+			return -1;
+		out->n++;
+	}
+	if (!out->root)
+		return perr(err, errlen, "mount plan: no ROOT record");
+	return 0;
+}
+
+int husk_parse_mounts(const char *buf, size_t len, struct husk_mounts *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (parse_mounts(buf, len, out, err, errlen) == 0)
+		return 0;
+	husk_mounts_free(out);
+	return -1;
+}
+
+void husk_mounts_free(struct husk_mounts *p)
+{
+	free(p->m);
+	free(p->buf);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ------------------------------------------------------------- decisions */
+
+/* configs/procmount.go's procFiles: the files lxcfs emulates. */
+static const char *const proc_files[] = {
+	"/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat", "/proc/swaps", "/proc/uptime",
+	"/proc/loadavg", "/proc/slabinfo", "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
+	"/proc/sys/crypto/fips_enabled", NULL,
+};
+
+int husk_mount_proc_check(const char *dest, const char *fstype, int bind, char *err, size_t errlen)
+{
+	const char *rel;
+
+	if (strncmp(dest, "/proc", 5) != 0 || (dest[5] != '\0' && dest[5] != '/'))
+		return 0;
+	rel = dest + 5;
+	if (*rel == '\0') {
+		if (bind || strcmp(fstype, "proc") == 0)
+			return 0;
+		return perr(err, errlen, "\"%s\" cannot be mounted because it is not of type proc", dest);
+	}
+	for (int i = 0; proc_files[i]; i++)
+		if (strcmp(dest, proc_files[i]) == 0)
+			return 0;
+	return perr(err, errlen, "\"%s\" cannot be mounted because it is inside /proc", dest);
+}
+
+/* Splits data at the commas outside double quotes into NUL-terminated
+ * options in out, dropping empty ones and the quotes around a value
+ * (launch.SplitMountData is the same in Go). Returns the count, or -1
+ * when out is too small. */
+int husk_split_mount_data(const char *data, char *out, size_t outlen)
+{
+	size_t used = 0, start = 0;
+	int quoted = 0, count = 0;
+
+	for (const char *c = data;; c++) {
+		if (*c == '"')
+			quoted = !quoted;
+		if (*c != '\0' && (*c != ',' || quoted)) {
+			if (used + 1 >= outlen)
+				return -1;
+			out[used++] = *c;
+			continue;
+		}
+		if (used > start) {
+			char *o = out + start, *eq = memchr(o, '=', used - start);
+			size_t vlen = eq ? used - start - (eq + 1 - o) : 0;
+
+			if (eq && vlen >= 2 && eq[1] == '"' && out[used - 1] == '"') {
+				memmove(eq + 1, eq + 2, vlen - 2);
+				used -= 2;
+			}
+			out[used++] = '\0';
+			start = used;
+			count++;
+		}
+		if (*c == '\0')
+			return count;
+	}
+}
+
+/* ------------------------------------------------------------- executor */
+
+/* One run of the plan: the root's fd and where the reason goes. */
+struct run {
+	const struct husk_mounts *p;
+	int root;
+	char why[1024]; /* what went wrong, after "mounts[i]: error mounting ..." */
+};
+
+static int __attribute__((format(printf, 2, 3))) fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno; /* kept: a caller may look at it (EPERM) */
+
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	errno = e;
+	return -1;
+}
+
+static void close_keep_errno(int fd)
+{
+	int e = errno;
+
+	if (fd >= 0)
+		husk_k->close(fd);
+	errno = e;
+}
+
+/* What a missing path is made as (Go's rootfs create). */
+enum create { MUST_EXIST, MAKE_DIR, MAKE_FILE, REAL_DIR };
+
+/* path cleaned lexically into out (filepath.Clean("/" + path)): "." and
+ * empty components dropped, ".." never above "/". */
+static void clean_path(const char *path, char *out)
+{
+	char tmp[PATH_BYTES];
+	size_t used = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	out[0] = '\0';
+	for (char *s, *part = strtok_r(tmp, "/", &s); part; part = strtok_r(NULL, "/", &s)) {
+		if (strcmp(part, ".") == 0)
+			continue;
+		if (strcmp(part, "..") == 0) {
+			while (used > 0 && out[--used] != '/')
+				;
+			out[used] = '\0';
+			continue;
+		}
+		used += snprintf(out + used, PATH_BYTES - used, "/%s", part);
+	}
+	if (used == 0)
+		snprintf(out, PATH_BYTES, "/");
+}
+
+/*
+ * Resolves path inside the root as SecureJoin does: each component
+ * looked up (openat2 RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS, the last one
+ * not followed); a symlink's target replaces it, with the root as "/"
+ * for an absolute one; ".." never above the root; a missing component
+ * taken as it is. out gets the clean container path ("/" or "/a/b").
+ */
+static int secure_join(struct run *r, const char *path, char *out)
+{
+	char rem[2 * PATH_BYTES], target[PATH_BYTES], next[PATH_BYTES];
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	size_t cur = 0; /* out[0:cur] is the path so far, "" for the root */
+	int links = 0;
+
+	snprintf(rem, sizeof(rem), "%s", path);
+	out[0] = '\0';
+	for (char *part = rem; *part;) {
+		char *slash = strchr(part, '/'), *after = slash ? slash + 1 : part + strlen(part);
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		if (slash)
+			*slash = '\0';
+		if (part[0] == '\0' || strcmp(part, ".") == 0) {
+			part = after;
+			continue;
+		}
+		if (strcmp(part, "..") == 0) {
+			while (cur > 0 && out[--cur] != '/')
+				;
+			out[cur] = '\0';
+			part = after;
+			continue;
+		}
+		if (cur + 1 + strlen(part) >= PATH_BYTES)
+			return fail(r, "resolve \"%s\" in rootfs: %s", path, husk_errtext(ENAMETOOLONG));
+		snprintf(next, sizeof(next), "%s/%s", out, part);
+		fd = husk_k->openat2(r->root, next, &how, sizeof(how));
+		if (fd < 0 && errno != ENOENT && errno != ENOTDIR)
+			return fail(r, "resolve \"%s\" in rootfs: openat2 %s: %s", path, next, husk_errtext(errno));
+		if (fd >= 0 && husk_k->fstat(fd, &st) < 0) {
+			close_keep_errno(fd);
+			return fail(r, "resolve \"%s\" in rootfs: fstat %s: %s", path, next, husk_errtext(errno));
+		}
+		if (fd < 0 || !S_ISLNK(st.st_mode)) {
+			close_keep_errno(fd);
+			memcpy(out, next, strlen(next) + 1);
+			cur = strlen(out);
+			part = after;
+			continue;
+		}
+		n = ++links > MAX_LINKS ? (errno = ELOOP, -1) : husk_k->readlinkat(fd, "", target, sizeof(target));
+		close_keep_errno(fd);
+		if (n < 0 || (size_t)n >= sizeof(target))
+			return fail(r, "resolve \"%s\" in rootfs: readlink %s: %s", path, next,
+				    husk_errtext(n < 0 ? errno : ENAMETOOLONG));
+		target[n] = '\0';
+		if (n + 1 + strlen(after) >= sizeof(rem) - 1)
+			return fail(r, "resolve \"%s\" in rootfs: %s", path, husk_errtext(ENAMETOOLONG));
+		memmove(rem + n + 1, after, strlen(after) + 1);
+		memcpy(rem, target, n);
+		rem[n] = '/';
+		if (target[0] == '/') {
+			cur = 0;
+			out[0] = '\0';
+		}
+		part = rem;
+	}
+	if (cur == 0)
+		snprintf(out, PATH_BYTES, "/");
+	return 0;
+}
+
+/* Opens name in dir with O_PATH|O_NOFOLLOW, making it if missing as c
+ * says (Go's rootfs step): an fd, or -1 with errno and the call's name. */
+static int step(int dir, const char *name, int last, enum create c, const char **call)
+{
+	int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, fd, rc;
+	struct stat st;
+
+	if (!last || c == MAKE_DIR || c == REAL_DIR)
+		flags |= O_DIRECTORY;
+	*call = "openat";
+	fd = husk_k->openat(dir, name, flags, 0);
+	if (fd < 0 && errno == ENOENT && c != MUST_EXIST) {
+		if (last && c == MAKE_FILE) {
+			*call = "mknodat";
+			rc = husk_k->mknodat(dir, name, S_IFREG | 0644, 0);
+		} else {
+			*call = "mkdirat";
+			rc = husk_k->mkdirat(dir, name, 0755);
+		}
+		if (rc < 0 && errno != EEXIST)
+			return -1;
+		*call = "openat";
+		fd = husk_k->openat(dir, name, flags, 0);
+	}
+	if (fd < 0 || (flags & O_DIRECTORY))
+		return fd; /* a symlink fails O_DIRECTORY with ENOTDIR */
+	*call = "fstat";
+	if (husk_k->fstat(fd, &st) < 0) {
+		close_keep_errno(fd);
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		husk_k->close(fd);
+		*call = "became a symlink while resolving";
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Opens the container path path inside the root (Go's rootDir.open):
+ * resolved by secure_join, but for REAL_DIR (no symlink at all), then
+ * walked from the root's fd one component at a time, making what is
+ * missing as c says. resolved, when not NULL, gets the resolved path.
+ */
+static int open_in_root(struct run *r, const char *path, enum create c, char *resolved)
+{
+	char clean[PATH_BYTES], walk[PATH_BYTES], where[PATH_BYTES];
+	const char *call;
+	int dir, fd;
+
+	if (c == REAL_DIR)
+		clean_path(path, clean);
+	else if (secure_join(r, path, clean) < 0)
+		return -1;
+	if (resolved)
+		memcpy(resolved, clean, strlen(clean) + 1);
+	dir = husk_k->openat(r->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dir < 0)
+		return fail(r, "open the rootfs: openat: %s", husk_errtext(errno));
+	snprintf(walk, sizeof(walk), "%s", clean + 1);
+	where[0] = '\0';
+	for (char *s, *name = strtok_r(walk, "/", &s), *next; name; name = next) {
+		next = strtok_r(NULL, "/", &s);
+		strncat(where, "/", sizeof(where) - strlen(where) - 1);
+		strncat(where, name, sizeof(where) - strlen(where) - 1);
+		fd = step(dir, name, next == NULL, c, &call);
+		close_keep_errno(dir);
+		if (fd < 0 && c == REAL_DIR && (errno == ENOTDIR || errno == ELOOP))
+			return fail(r, "must be mounted on ordinary directory, %s is not one: %s: %s", where, call,
+				    husk_errtext(errno));
+		if (fd < 0)
+			return fail(r, "%s: %s: %s", where, call, husk_errtext(errno));
+		dir = fd;
+	}
+	return dir;
+}
+
+/* MS_* per-mount flags as MOUNT_ATTR_* (the atime mode apart). */
+static const struct {
+	uint32_t ms;
+	uint64_t attr;
+	const char *name;
+	unsigned long st;
+} flag_map[] = {
+	{ MS_RDONLY, MOUNT_ATTR_RDONLY, "ro", ST_RDONLY },
+	{ MS_NOSUID, MOUNT_ATTR_NOSUID, "nosuid", ST_NOSUID },
+	{ MS_NODEV, MOUNT_ATTR_NODEV, "nodev", ST_NODEV },
+	{ MS_NOEXEC, MOUNT_ATTR_NOEXEC, "noexec", ST_NOEXEC },
+	{ MS_NOATIME, 0, "noatime", ST_NOATIME },
+	{ MS_NODIRATIME, MOUNT_ATTR_NODIRATIME, "nodiratime", ST_NODIRATIME },
+	{ MS_RELATIME, 0, "relatime", ST_RELATIME },
+	{ MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW, "nosymfollow", 0x2000 /* ST_NOSYMFOLLOW */ },
+	{ MS_STRICTATIME, 0, "strictatime", 0 },
+};
+#define ATIME_FLAGS (MS_NOATIME | MS_RELATIME | MS_STRICTATIME | MS_NODIRATIME)
+#define LOCKABLE (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | ATIME_FLAGS)
+#define BIND_FLAGS (MS_BIND | MS_REC | MS_REMOUNT)
+
+/* The mount_setattr that gives a mount exactly the per-mount flags want,
+ * as a bind remount does (mount(2) MS_REMOUNT|MS_BIND): what is not asked
+ * is cleared, and the atime mode kept unless one is asked. */
+static struct mount_attr exact_attr(uint32_t want)
+{
+	struct mount_attr a = { 0 };
+
+	for (size_t i = 0; i < sizeof(flag_map) / sizeof(flag_map[0]); i++) {
+		if (!flag_map[i].attr || flag_map[i].ms == MS_NODIRATIME)
+			continue;
+		if (want & flag_map[i].ms)
+			a.attr_set |= flag_map[i].attr;
+		else
+			a.attr_clr |= flag_map[i].attr;
+	}
+	if (want & ATIME_FLAGS) {
+		a.attr_clr |= MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME;
+		a.attr_set |= want & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME :
+			      want & MS_NOATIME ? MOUNT_ATTR_NOATIME : MOUNT_ATTR_RELATIME;
+		if (want & MS_NODIRATIME)
+			a.attr_set |= MOUNT_ATTR_NODIRATIME;
+	}
+	return a;
+}
+
+/* The per-mount flags of a new filesystem, as fsmount(2) takes them. */
+static unsigned int fs_attrs(uint32_t flags)
+{
+	struct mount_attr a = exact_attr(flags);
+
+	/* No atime flag: MOUNT_ATTR_RELATIME, 0, mount(2)'s default too. */
+	return a.attr_set;
+}
+
+/* statfs's ST_* flags as MS_* (Go's mountFlags): a mount with neither
+ * noatime nor relatime is strictatime. */
+static uint32_t ms_from_st(unsigned long st)
+{
+	uint32_t ms = 0;
+
+	for (size_t i = 0; i < sizeof(flag_map) / sizeof(flag_map[0]); i++)
+		if (flag_map[i].st && (st & flag_map[i].st))
+			ms |= flag_map[i].ms;
+	if (!(ms & (MS_NOATIME | MS_RELATIME)))
+		ms |= MS_STRICTATIME;
+	return ms;
+}
+
+static const char *flag_names(uint32_t flags, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(flag_map) / sizeof(flag_map[0]); i++)
+		if ((flags & flag_map[i].ms) && used < n)
+			used += snprintf(buf + used, n - used, "%s%s", used ? "," : "", flag_map[i].name);
+	return buf;
+}
+
+static int set_exact(int fd, uint32_t want)
+{
+	struct mount_attr a = exact_attr(want);
+
+	return husk_k->mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof(a));
+}
+
+/* Go's remountExact: the bind at fd gets exactly the flags asked; where
+ * the kernel refuses (EPERM: flags locked on the source), the source's
+ * locked flags are kept where nothing was asked of them, and a locked
+ * flag asked off, or another atime mode, is an error, as in runc. */
+static int remount_exact(struct run *r, int fd, uint32_t flags, uint32_t cleared)
+{
+	uint32_t want = flags & ~BIND_FLAGS, has, locked, asked;
+	char a[128], b[128];
+	struct statfs st;
+
+	if (set_exact(fd, want) == 0)
+		return 0;
+	if (errno != EPERM)
+		return fail(r, "remount with flags 0x%x: mount_setattr: %s", want, husk_errtext(errno));
+	if (husk_k->fstatfs(fd, &st) < 0)
+		return fail(r, "fstatfs: %s", husk_errtext(errno));
+	has = ms_from_st(st.f_flags);
+	if ((locked = has & LOCKABLE & cleared))
+		return fail(r, "cannot clear flags locked on the source (%s): mount_setattr: %s",
+			    flag_names(locked, a, sizeof(a)), husk_errtext(EPERM));
+	asked = want & ATIME_FLAGS;
+	if (asked && asked != (has & ATIME_FLAGS))
+		return fail(r, "cannot change the atime flags locked on the source (%s) to %s: mount_setattr: %s",
+			    flag_names(has & ATIME_FLAGS, a, sizeof(a)), flag_names(asked, b, sizeof(b)),
+			    husk_errtext(EPERM));
+	want |= has & LOCKABLE;
+	if (set_exact(fd, want) < 0)
+		return fail(r, "remount with flags 0x%x: mount_setattr: %s", want, husk_errtext(errno));
+	return 0;
+}
+
+/* Go's finishMount: the recursive attributes, then each propagation. */
+static int finish_mount(struct run *r, const struct husk_mount *m)
+{
+	const struct husk_mount_head *h = &m->h;
+	int fd;
+
+	if (!h->rec_set && !h->rec_clr && !h->prop[0])
+		return 0;
+	fd = open_in_root(r, m->dest, MUST_EXIST, NULL);
+	if (fd < 0)
+		return -1;
+	if (h->rec_set || h->rec_clr) {
+		struct mount_attr a = { .attr_set = h->rec_set, .attr_clr = h->rec_clr };
+
+		if (husk_k->mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0) {
+			close_keep_errno(fd);
+			return fail(r, "set recursive attributes (set 0x%llx, clear 0x%llx): mount_setattr: %s",
+				    (unsigned long long)h->rec_set, (unsigned long long)h->rec_clr,
+				    husk_errtext(errno));
+		}
+	}
+	for (int i = 0; i < HUSK_MOUNTS_MAX_PROP && h->prop[i]; i++) {
+		struct mount_attr a = { .propagation = h->prop[i] & ~(uint32_t)MS_REC };
+		unsigned int at = AT_EMPTY_PATH | (h->prop[i] & MS_REC ? AT_RECURSIVE : 0);
+
+		if (husk_k->mount_setattr(fd, "", at, &a, sizeof(a)) < 0) {
+			close_keep_errno(fd);
+			return fail(r, "set propagation 0x%x: mount_setattr: %s", h->prop[i], husk_errtext(errno));
+		}
+	}
+	husk_k->close(fd);
+	return 0;
+}
+
+/* Attaches the detached tree from on the destination fd to. */
+static int attach(struct run *r, int from, int to)
+{
+	if (husk_k->move_mount(from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return fail(r, "move_mount: %s", husk_errtext(errno));
+	return 0;
+}
+
+/* Opens a bind's source: the parent's fd, a path inside the root, or
+ * the host's path. */
+static int open_source(struct run *r, const struct husk_mount *m)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd;
+
+	if (m->h.kind == HUSK_MOUNT_BIND_FD)
+		return m->h.fd;
+	if (m->h.opts & HUSK_MOUNT_IN_ROOT) {
+		fd = husk_k->openat2(r->root, m->source, &how, sizeof(how));
+		if (fd < 0)
+			return fail(r, "open %s inside the rootfs: openat2: %s", m->source, husk_errtext(errno));
+		return fd;
+	}
+	fd = husk_k->open(m->source, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return fail(r, "open %s: %s", m->source, husk_errtext(errno));
+	return fd;
+}
+
+/* Go's bindFd, then finishBind: src bound at the destination, made as a
+ * directory or a file as src is one; its flags, attributes and
+ * propagation after. Closes src. */
+static int bind_fd(struct run *r, const struct husk_mount *m, int src, uint32_t flags, const char *dest)
+{
+	struct statfs fs;
+	struct stat st;
+	int dst, tree, rc;
+	unsigned int clone = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
+
+	if (strcmp(dest, "/proc") == 0) { /* Go's checkProcSource */
+		if (husk_k->fstatfs(src, &fs) < 0) {
+			fail(r, "statfs the source of the bind on /proc: fstatfs: %s", husk_errtext(errno));
+			goto out;
+		}
+		if (fs.f_type != PROC_SUPER_MAGIC) {
+			fail(r, "\"%s\" cannot be mounted because it is not of type proc (the bind's source is not a procfs)",
+			     dest);
+			goto out;
+		}
+	}
+	if (husk_k->fstat(src, &st) < 0) {
+		fail(r, "fstat: %s", husk_errtext(errno));
+		goto out;
+	}
+	dst = open_in_root(r, m->dest, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, NULL);
+	if (dst < 0)
+		goto out;
+	tree = src;
+	if (!(m->h.opts & HUSK_MOUNT_DETACHED)) {
+		tree = husk_k->open_tree(src, "", clone | (flags & MS_REC ? AT_RECURSIVE : 0));
+		if (tree < 0)
+			fail(r, "open_tree: %s", husk_errtext(errno));
+	}
+	rc = tree < 0 ? -1 : attach(r, tree, dst);
+	if (tree != src)
+		close_keep_errno(tree);
+	husk_k->close(dst);
+	husk_k->close(src);
+	if (rc < 0)
+		return -1;
+	if ((flags & ~BIND_FLAGS) || m->h.cleared) {
+		dst = open_in_root(r, m->dest, MUST_EXIST, NULL);
+		if (dst < 0)
+			return -1;
+		rc = remount_exact(r, dst, flags, m->h.cleared);
+		husk_k->close(dst);
+		if (rc < 0)
+			return -1;
+	}
+	return finish_mount(r, m);
+out:
+	close_keep_errno(src);
+	return -1;
+}
+
+/* dest: where m's destination leads (secure_join). */
+static int bind_path(struct run *r, const struct husk_mount *m, uint32_t flags, const char *dest)
+{
+	int src = open_source(r, m);
+
+	return src < 0 ? -1 : bind_fd(r, m, src, flags, dest);
+}
+
+/* The superblock flags of a mount's MS_* flags, as fsconfig(2) flags
+ * (MS_SILENT only quiets the kernel's log: fsconfig has none). */
+static const struct {
+	uint32_t ms;
+	const char *key;
+} sb_flags[] = {
+	{ MS_RDONLY, "ro" }, { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },
+	{ MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },
+};
+
+/* fsconfig(2) with the kernel's own words on a refusal, read from the
+ * context's log ("e tmpfs: Bad value for 'mode'"). */
+static int config(struct run *r, int fs, unsigned int cmd, const char *key, const char *value)
+{
+	char msg[256] = "";
+	ssize_t n;
+	int e;
+
+	if (husk_k->fsconfig(fs, cmd, key, value, 0) == 0)
+		return 0;
+	e = errno;
+	n = husk_k->read(fs, msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	msg[strcspn(msg, "\n")] = '\0';
+	errno = e;
+	if (cmd == FSCONFIG_CMD_CREATE)
+		fail(r, "fsconfig create: %s%s%s%s", husk_errtext(e), msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+	else
+		fail(r, "fsconfig %s%s%s: %s%s%s%s", key, value ? "=" : "", value ? value : "", husk_errtext(e),
+		     msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+	return -1;
+}
+
+/* A new filesystem, configured and mounted detached: its fd, or -1. */
+static int make_fs(struct run *r, const struct husk_mount *m, uint32_t flags, const char *mode)
+{
+	char opts[PATH_BYTES + 32];
+	int fs, mnt = -1, n;
+
+	fs = husk_k->fsopen(m->fstype, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return fail(r, "fsopen %s: %s", m->fstype, husk_errtext(errno));
+	if (config(r, fs, FSCONFIG_SET_STRING, "source", m->source) < 0)
+		goto out;
+	n = husk_split_mount_data(m->data, opts, sizeof(opts) - 32);
+	if (n < 0) {
+		fail(r, "options \"%s\": too long", m->data);
+		goto out;
+	}
+	if (mode) { /* after the data's options: the data has no mode= */
+		char *end = opts;
+
+		for (int k = 0; k < n; k++)
+			end += strlen(end) + 1;
+		snprintf(end, 32, "mode=%.8s", mode);
+		n++;
+	}
+	for (char *o = opts; n-- > 0; o += strlen(o) + 1) {
+		char *eq = strchr(o, '=');
+		int rc;
+
+		if (eq) {
+			*eq = '\0';
+			rc = config(r, fs, FSCONFIG_SET_STRING, o, eq + 1);
+			*eq = '=';
+		} else {
+			rc = config(r, fs, FSCONFIG_SET_FLAG, o, NULL);
+		}
+		if (rc < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < sizeof(sb_flags) / sizeof(sb_flags[0]); i++)
+		if ((flags & sb_flags[i].ms) && config(r, fs, FSCONFIG_SET_FLAG, sb_flags[i].key, NULL) < 0)
+			goto out;
+	if (config(r, fs, FSCONFIG_CMD_CREATE, NULL, NULL) < 0)
+		goto out;
+	mnt = husk_k->fsmount(fs, FSMOUNT_CLOEXEC, fs_attrs(flags));
+	if (mnt < 0)
+		fail(r, "fsmount: %s", husk_errtext(errno));
+out:
+	close_keep_errno(fs);
+	return mnt;
+}
+
+/* Go's mountOne for a filesystem (tmpfs.go's mountTmpfs for a tmpfs):
+ * the destination opened, the filesystem made and attached; refused
+ * with EPERM, the host directory bound instead where Go init does. */
+static int filesystem(struct run *r, const struct husk_mount *m, uint32_t flags, const char *dest)
+{
+	char mode[8], *with_mode = NULL;
+	int dst = -1, mnt, rc;
+	struct stat st;
+
+	switch (m->h.dest) {
+	case HUSK_DEST_COVERED:
+		dst = open_in_root(r, m->dest, MUST_EXIST, NULL);
+		if (dst >= 0 && (m->h.opts & HUSK_MOUNT_TMPFS_MODE) && husk_k->fstat(dst, &st) == 0 &&
+		    S_ISDIR(st.st_mode)) {
+			snprintf(mode, sizeof(mode), "%o", st.st_mode & 07777);
+			with_mode = mode;
+		}
+		if (dst < 0)
+			dst = open_in_root(r, m->dest, MAKE_DIR, NULL);
+		break;
+	case HUSK_DEST_REAL_DIR:
+		dst = open_in_root(r, m->dest, REAL_DIR, NULL);
+		break;
+	default:
+		dst = open_in_root(r, m->dest, MAKE_DIR, NULL);
+	}
+	if (dst < 0)
+		return -1;
+	mnt = make_fs(r, m, flags, with_mode);
+	if (mnt < 0 && errno == EPERM && m->fallback[0]) {
+		struct husk_mount b = *m;
+		char why[sizeof(r->why)];
+
+		husk_k->close(dst);
+		b.h.kind = HUSK_MOUNT_BIND;
+		b.h.opts = 0;
+		b.source = m->fallback;
+		if (bind_path(r, &b, flags | MS_BIND | MS_REC, dest) == 0)
+			return 0;
+		snprintf(why, sizeof(why), "%s", r->why);
+		return fail(r, "%s not permitted, bind host %s instead: %s", m->fstype, m->fallback, why);
+	}
+	rc = mnt < 0 ? -1 : attach(r, mnt, dst);
+	close_keep_errno(mnt);
+	husk_k->close(dst);
+	if (rc < 0)
+		return -1;
+	return finish_mount(r, m);
+}
+
+/* Go's coverRoot: after a mount on "/" itself, the root's fd is reopened
+ * so that the next mounts land on it, not under it. */
+static int cover_root(struct run *r, const char *dest)
+{
+	char clean[PATH_BYTES];
+	int fd;
+
+	clean_path(dest, clean);
+	if (strcmp(clean, "/") != 0)
+		return 0;
+	fd = husk_k->open(r->p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(r, "reopen the rootfs %s: open: %s", r->p->root, husk_errtext(errno));
+	husk_k->close(r->root);
+	r->root = fd;
+	return 0;
+}
+
+/* Go's %q for the ASCII a mount's names are made of. */
+static const char *quote(const char *s, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[used++] = '"';
+	for (; *s && used + 6 < n; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			used += snprintf(buf + used, n - used, "\\%c", c);
+		else if (c == '\n')
+			used += snprintf(buf + used, n - used, "\\n");
+		else if (c == '\t')
+			used += snprintf(buf + used, n - used, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			used += snprintf(buf + used, n - used, "\\x%02x", c);
+		else
+			buf[used++] = c;
+	}
+	buf[used++] = '"';
+	buf[used] = '\0';
+	return buf;
+}
+
+static int mount_one(struct run *r, const struct husk_mount *m)
+{
+	char dest[PATH_BYTES];
+	uint32_t flags = m->h.flags;
+
+	/* Go's checkProcDest: where the destination leads, not as written. */
+	if (secure_join(r, m->dest, dest) < 0)
+		return -1;
+	if (husk_mount_proc_check(dest, m->fstype, m->h.kind != HUSK_MOUNT_FS, r->why, sizeof(r->why)) < 0)
+		return -1;
+	if (m->h.kind == HUSK_MOUNT_FS)
+		return filesystem(r, m, flags, dest);
+	return bind_path(r, m, flags, dest);
+}
+
+int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
+{
+	struct run r = { .p = p };
+	char src[256], dst[256];
+
+	r.root = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r.root < 0)
+		return perr(err, errlen, "root.path %s: open: %s", p->root, husk_errtext(errno));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct husk_mount *m = &p->m[i];
+
+		if (mount_one(&r, m) == 0 && cover_root(&r, m->dest) == 0)
+			continue;
+		husk_k->close(r.root);
+		return perr(err, errlen, "mounts[%u]: error mounting %s to rootfs at %s: %s", m->h.index,
+			    quote(m->source[0] ? m->source : m->fstype, src, sizeof(src)),
+			    quote(m->dest, dst, sizeof(dst)), r.why);
+	}
+	husk_k->close(r.root);
+	return 0;
+}
