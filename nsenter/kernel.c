@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -133,6 +134,11 @@ static int k_mount_setattr(int dirfd, const char *path, unsigned int flags, stru
 	return syscall(SYS_mount_setattr, dirfd, path, flags, attr, size);
 }
 
+static long k_getdents64(int fd, void *buf, size_t n)
+{
+	return syscall(SYS_getdents64, fd, buf, n);
+}
+
 const struct husk_kernel husk_real_kernel = {
 	.open = k_open,
 	.access = access,
@@ -179,6 +185,14 @@ const struct husk_kernel husk_real_kernel = {
 	.open_tree = k_open_tree,
 	.move_mount = k_move_mount,
 	.mount_setattr = k_mount_setattr,
+	.fstatat = fstatat,
+	.getdents64 = k_getdents64,
+	.symlinkat = symlinkat,
+	.fchownat = fchownat,
+	.fchmodat = fchmodat,
+	.fchmod = fchmod,
+	.utimensat = utimensat,
+	.fsetxattr = fsetxattr,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

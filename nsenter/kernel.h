@@ -74,6 +74,15 @@ struct husk_kernel {
 	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
 	int (*move_mount)(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
 	int (*mount_setattr)(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
+	/* tmpcopyup (copyup.c) */
+	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
+	long (*getdents64)(int fd, void *buf, size_t n);
+	int (*symlinkat)(const char *target, int dirfd, const char *name);
+	int (*fchownat)(int dirfd, const char *path, uid_t uid, gid_t gid, int flags);
+	int (*fchmodat)(int dirfd, const char *path, mode_t mode, int flags);
+	int (*fchmod)(int fd, mode_t mode);
+	int (*utimensat)(int dirfd, const char *path, const struct timespec times[2], int flags);
+	int (*fsetxattr)(int fd, const char *name, const void *value, size_t size, int flags);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

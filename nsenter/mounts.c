@@ -69,9 +69,10 @@ static int valid_prop(uint32_t p)
 /* One MOUNT record: the head, then HUSK_MOUNT_STRINGS strings. */
 static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err, size_t errlen)
 {
-	const char **strs[HUSK_MOUNT_STRINGS] = { &m->dest, &m->source, &m->fstype, &m->data, &m->fallback };
+	const char **strs[HUSK_MOUNT_STRINGS] = { &m->dest, &m->source, &m->fstype, &m->data, &m->fallback,
+						  &m->root_label };
 	static const char *const names[HUSK_MOUNT_STRINGS] = { "destination", "source", "type", "options",
-								"fallback" };
+								"fallback", "linux.mountLabel" };
 	const struct husk_mount_head *h = &m->h;
 	size_t off = sizeof(m->h);
 	int ended = 0;
@@ -96,7 +97,8 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 		return perr(err, errlen, "mounts[%u]: kind %u", h->index, h->kind);
 	if (h->dest < HUSK_DEST_DIR || h->dest > HUSK_DEST_COVERED)
 		return perr(err, errlen, "mounts[%u]: destination kind %u", h->index, h->dest);
-	if (h->opts & ~(uint32_t)(HUSK_MOUNT_IN_ROOT | HUSK_MOUNT_DETACHED | HUSK_MOUNT_TMPFS_MODE))
+	if (h->opts & ~(uint32_t)(HUSK_MOUNT_IN_ROOT | HUSK_MOUNT_DETACHED | HUSK_MOUNT_TMPFS_MODE | HUSK_MOUNT_COPYUP |
+				  HUSK_MOUNT_LABELLED))
 		return perr(err, errlen, "mounts[%u]: options 0x%x", h->index, h->opts);
 	if (h->pad)
 		return perr(err, errlen, "mounts[%u]: padding is not zero", h->index);
@@ -257,6 +259,32 @@ int husk_split_mount_data(const char *data, char *out, size_t outlen)
 }
 
 /* ------------------------------------------------------------- executor */
+
+/* Go's %q for the ASCII a mount's names are made of. */
+static const char *quote(const char *s, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	buf[used++] = '"';
+	for (; *s && used + 6 < n; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			used += snprintf(buf + used, n - used, "\\%c", c);
+		else if (c == '\n')
+			used += snprintf(buf + used, n - used, "\\n");
+		else if (c == '\t')
+			used += snprintf(buf + used, n - used, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			used += snprintf(buf + used, n - used, "\\x%02x", c);
+		else
+			buf[used++] = c;
+	}
+	buf[used++] = '"';
+	buf[used] = '\0';
+	return buf;
+}
+
 
 /* One run of the plan: the root's fd and where the reason goes. */
 struct run {
@@ -796,6 +824,43 @@ out:
 	return mnt;
 }
 
+/* Go's labelRoot: the mount label on the root of mnt (mqueue, which
+ * takes no context=), set through the mount, not a path. */
+static int label_root(struct run *r, const struct husk_mount *m, int mnt)
+{
+	int root = husk_k->openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0), rc;
+
+	if (root < 0)
+		return fail(r, "linux.mountLabel \"%s\": open the root: openat: %s", m->root_label,
+			    husk_errtext(errno));
+	rc = husk_k->fsetxattr(root, "security.selinux", m->root_label, strlen(m->root_label), 0);
+	close_keep_errno(root);
+	if (rc < 0)
+		return fail(r, "linux.mountLabel \"%s\": setxattr security.selinux: %s", m->root_label,
+			    husk_errtext(errno));
+	return 0;
+}
+
+/* Go's tmpcopyup: the tmpfs mnt, attached over covered, filled with a
+ * copy of it, then made read-only when asked. */
+static int copy_up(struct run *r, const struct husk_mount *m, int covered, int mnt)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	char why[sizeof(r->why)];
+	int to, rc;
+
+	to = husk_k->openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (to < 0)
+		return fail(r, "tmpcopyup: open the tmpfs: openat: %s", husk_errtext(errno));
+	rc = husk_copy_up(covered, to, why, sizeof(why));
+	husk_k->close(to);
+	if (rc < 0)
+		return fail(r, "tmpcopyup: %s", why);
+	if ((m->h.flags & MS_RDONLY) && husk_k->mount_setattr(mnt, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return fail(r, "remount with flags 0x%x: mount_setattr: %s", MS_RDONLY, husk_errtext(errno));
+	return 0;
+}
+
 /* Go's mountOne for a filesystem (tmpfs.go's mountTmpfs for a tmpfs):
  * the destination opened, the filesystem made and attached; refused
  * with EPERM, the host directory bound instead where Go init does. */
@@ -824,6 +889,8 @@ static int filesystem(struct run *r, const struct husk_mount *m, uint32_t flags,
 	}
 	if (dst < 0)
 		return -1;
+	if (m->h.opts & HUSK_MOUNT_COPYUP)
+		flags &= ~(uint32_t)MS_RDONLY; /* filled first, then made read-only */
 	mnt = make_fs(r, m, flags, with_mode);
 	if (mnt < 0 && errno == EPERM && m->fallback[0]) {
 		struct husk_mount b = *m;
@@ -838,7 +905,17 @@ static int filesystem(struct run *r, const struct husk_mount *m, uint32_t flags,
 		snprintf(why, sizeof(why), "%s", r->why);
 		return fail(r, "%s not permitted, bind host %s instead: %s", m->fstype, m->fallback, why);
 	}
+	if (mnt < 0 && (m->h.opts & HUSK_MOUNT_LABELLED)) {
+		char why[sizeof(r->why)], data[sizeof(r->why)];
+
+		snprintf(why, sizeof(why), "%s", r->why);
+		fail(r, "data %s (linux.mountLabel): %s", quote(m->data, data, sizeof(data)), why);
+	}
 	rc = mnt < 0 ? -1 : attach(r, mnt, dst);
+	if (rc == 0 && m->root_label[0])
+		rc = label_root(r, m, mnt);
+	if (rc == 0 && (m->h.opts & HUSK_MOUNT_COPYUP))
+		rc = copy_up(r, m, dst, mnt);
 	close_keep_errno(mnt);
 	husk_k->close(dst);
 	if (rc < 0)
@@ -862,31 +939,6 @@ static int cover_root(struct run *r, const char *dest)
 	husk_k->close(r->root);
 	r->root = fd;
 	return 0;
-}
-
-/* Go's %q for the ASCII a mount's names are made of. */
-static const char *quote(const char *s, char *buf, size_t n)
-{
-	size_t used = 0;
-
-	buf[used++] = '"';
-	for (; *s && used + 6 < n; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			used += snprintf(buf + used, n - used, "\\%c", c);
-		else if (c == '\n')
-			used += snprintf(buf + used, n - used, "\\n");
-		else if (c == '\t')
-			used += snprintf(buf + used, n - used, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			used += snprintf(buf + used, n - used, "\\x%02x", c);
-		else
-			buf[used++] = c;
-	}
-	buf[used++] = '"';
-	buf[used] = '\0';
-	return buf;
 }
 
 static int mount_one(struct run *r, const struct husk_mount *m)

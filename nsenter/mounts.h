@@ -16,7 +16,7 @@
 /* One parsed MOUNT record: strings point into the plan's buffer. */
 struct husk_mount {
 	struct husk_mount_head h;
-	const char *dest, *source, *fstype, *data, *fallback;
+	const char *dest, *source, *fstype, *data, *fallback, *root_label;
 };
 
 struct husk_mounts {
@@ -40,5 +40,9 @@ int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen);
  * the options of a mount's data, split as fsconfig(2) gets them. */
 int husk_mount_proc_check(const char *dest, const char *fstype, int bind, char *err, size_t errlen);
 int husk_split_mount_data(const char *data, char *out, size_t outlen);
+
+/* copyup.c: tmpcopyup, the directory from (an O_PATH fd) copied into the
+ * directory to (the new tmpfs's root, O_RDONLY): 0, or -1 with why. */
+int husk_copy_up(int from, int to, char *why, size_t n);
 
 #endif

@@ -48,6 +48,8 @@ const (
 	MountInRoot    = C.HUSK_MOUNT_IN_ROOT
 	MountDetached  = C.HUSK_MOUNT_DETACHED
 	MountTmpfsMode = C.HUSK_MOUNT_TMPFS_MODE
+	MountCopyUp    = C.HUSK_MOUNT_COPYUP
+	MountLabelled  = C.HUSK_MOUNT_LABELLED
 )
 
 const mountHeadSize = 64
@@ -83,6 +85,9 @@ type MountStep struct {
 	// Fallback is the host directory bound instead of a filesystem the
 	// kernel refuses with EPERM (sysfs, mqueue from a user namespace).
 	Fallback string
+	// RootLabel is the SELinux label the filesystem's root gets
+	// (linux.mountLabel on mqueue, which takes no context=).
+	RootLabel string
 }
 
 // Encode serialises p as the mount plan's payload, refusing what the
@@ -106,7 +111,7 @@ func (p *MountPlan) Encode() ([]byte, error) {
 		b = append(b, u32s(prop)...)
 		b = binary.NativeEndian.AppendUint32(b, uint32(s.Fd))
 		b = binary.NativeEndian.AppendUint32(b, 0)
-		for _, str := range []string{s.Destination, s.Source, s.FSType, s.Data, s.Fallback} {
+		for _, str := range []string{s.Destination, s.Source, s.FSType, s.Data, s.Fallback, s.RootLabel} {
 			if len(str) >= MountsMaxStr {
 				return nil, fmt.Errorf("mounts[%d]: %q: %d bytes, over %d", s.Index, str, len(str), MountsMaxStr-1)
 			}

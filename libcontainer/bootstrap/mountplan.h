@@ -18,7 +18,8 @@
                                resolved (root.path), absolute              */
 #define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
                                NUL-terminated strings: destination,
-                               source, fstype, data, fallback              */
+                               source, fstype, data, fallback, the label
+                               of the filesystem's root (mqueue)          */
 
 /* Bounds, each refused by the parent naming the field, and by the parser. */
 #define HUSK_MOUNTS_MAX       (4u << 20) /* payload bytes                      */
@@ -29,7 +30,7 @@
 #define HUSK_MOUNTS_MAX_OPT   256        /* one data option's key or value, its
                                             NUL too: what fsconfig(2) takes */
 #define HUSK_MOUNTS_MAX_PROP  4          /* propagation flags of one mount    */
-#define HUSK_MOUNT_STRINGS    5
+#define HUSK_MOUNT_STRINGS    6
 
 /* What is mounted (kind). */
 #define HUSK_MOUNT_FS      1 /* a new filesystem: fsopen(fstype), the data's
@@ -55,6 +56,11 @@
 #define HUSK_MOUNT_DETACHED   2 /* BIND_FD: the fd is a detached tree       */
 #define HUSK_MOUNT_TMPFS_MODE 4 /* FS: no mode= in the data: add the mode of
                                    the directory it covers                 */
+#define HUSK_MOUNT_COPYUP     8 /* FS (tmpfs): tmpcopyup, filled with a copy
+                                   of the directory it covers, then made
+                                   read-only when MS_RDONLY is asked       */
+#define HUSK_MOUNT_LABELLED  16 /* FS: the data has linux.mountLabel's
+                                   context= (a refusal says so)            */
 
 struct husk_mount_head {
 	uint32_t index;   /* in mounts[], for errors                               */

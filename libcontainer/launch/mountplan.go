@@ -86,8 +86,14 @@ func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (boot
 		}
 	default:
 		s.Kind, s.Dest = bootstrap.MountFS, bootstrap.DestDir
-		s.Source, s.FSType, s.Data = rootfs.MountSource(m), m.Device, m.Data
+		s.Source, s.FSType, s.Data = rootfs.MountSource(m), m.Device, rootfs.LabelledData(m, cfg.MountLabel)
 		s.Fallback = rootfs.HostFallback(cfg, m)
+		if cfg.MountLabel != "" {
+			s.Opts |= bootstrap.MountLabelled
+			if rootfs.LabelsRoot(m) {
+				s.RootLabel = cfg.MountLabel
+			}
+		}
 		switch m.Device {
 		case "proc", "sysfs":
 			s.Dest = bootstrap.DestRealDir
@@ -95,6 +101,9 @@ func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (boot
 			s.Dest = bootstrap.DestCovered
 			if !rootfs.HasOption(m.Data, "mode") {
 				s.Opts |= bootstrap.MountTmpfsMode
+			}
+			if m.CopyUp {
+				s.Opts |= bootstrap.MountCopyUp
 			}
 		}
 	}
@@ -107,10 +116,6 @@ func notYet(cfg *configs.Config, m *configs.Mount) error {
 	switch {
 	case m.Device == "cgroup":
 		return fmt.Errorf("type cgroup: not in the launcher's mount plan yet")
-	case m.CopyUp:
-		return fmt.Errorf("tmpcopyup: not in the launcher's mount plan yet")
-	case cfg.MountLabel != "" && !m.IsBind() && m.Device != "bind":
-		return fmt.Errorf("linux.mountLabel: not in the launcher's mount plan yet")
 	case !m.IsBind() && m.Flags&unix.MS_REMOUNT != 0:
 		return fmt.Errorf("option remount: not in the launcher's mount plan yet")
 	case !m.IsBind() && m.Flags&unix.MS_I_VERSION != 0:
@@ -124,6 +129,7 @@ func notYet(cfg *configs.Config, m *configs.Mount) error {
 func checkMountStep(field string, s *bootstrap.MountStep) error {
 	for _, f := range []struct{ name, v string }{
 		{"destination", s.Destination}, {"source", s.Source}, {"type", s.FSType}, {"options", s.Data},
+		{"linux.mountLabel", s.RootLabel},
 	} {
 		if strings.IndexByte(f.v, 0) >= 0 {
 			return fmt.Errorf("%s.%s %q: contains a NUL byte", field, f.name, f.v)

@@ -91,14 +91,15 @@ func TestMountPlanExample(t *testing.T) {
 	}
 }
 
-// A tmpfs without mode= takes the covered directory's; a read-only /dev tmpfs is mounted
+// A tmpfs without mode= takes the covered directory's, with tmpcopyup its
+// content too; a read-only /dev tmpfs is mounted
 // writable (made read-only once filled); sysfs without a network
 // namespace of its own gets the host's /sys as its fallback.
 func TestMountPlanDecisions(t *testing.T) {
 	c := exampleConfig(t, func(s *specs.Spec) {
 		withoutCgroup(s)
 		s.Mounts[1].Options = append(s.Mounts[1].Options, "ro")
-		s.Mounts[3].Options = []string{"nosuid", "size=1m"}
+		s.Mounts[3].Options = []string{"nosuid", "size=1m", "tmpcopyup"}
 		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.NetworkNamespace })
 	})
 	p, err := NewMountPlan(c, nil)
@@ -108,11 +109,37 @@ func TestMountPlanDecisions(t *testing.T) {
 	if dev := p.Mounts[1]; dev.Flags&unix.MS_RDONLY != 0 || dev.Opts&bootstrap.MountTmpfsMode != 0 {
 		t.Errorf("/dev (ro, mode=755): flags %#x opts %#x, want writable, its own mode", dev.Flags, dev.Opts)
 	}
-	if shm := p.Mounts[3]; shm.Opts&bootstrap.MountTmpfsMode == 0 {
-		t.Errorf("/dev/shm without mode=: opts %#x, want the covered directory's mode", shm.Opts)
+	if shm := p.Mounts[3]; shm.Opts != bootstrap.MountTmpfsMode|bootstrap.MountCopyUp {
+		t.Errorf("/dev/shm without mode=, tmpcopyup: opts %#x, want the covered directory's mode and its copy", shm.Opts)
 	}
 	if sys := p.Mounts[5]; sys.Fallback != "/sys" {
 		t.Errorf("/sys without a netns: fallback %q, want /sys", sys.Fallback)
+	}
+}
+
+// linux.mountLabel: context= in the data where Go init adds it, on
+// mqueue's root instead.
+func TestMountPlanLabel(t *testing.T) {
+	const l = "system_u:object_r:container_file_t:s0:c1,c2"
+	c := exampleConfig(t, func(s *specs.Spec) {
+		withoutCgroup(s)
+		s.Linux.MountLabel = l
+	})
+	p, err := NewMountPlan(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Mounts {
+		labelled := strings.Contains(s.Data, `context="`+l+`"`)
+		if want := s.FSType != "proc" && s.FSType != "sysfs" && s.FSType != "mqueue"; labelled != want || s.Opts&bootstrap.MountLabelled == 0 {
+			t.Errorf("%s: data %q, opts %#x", s.Destination, s.Data, s.Opts)
+		}
+		if want := map[bool]string{true: l}[s.FSType == "mqueue"]; s.RootLabel != want {
+			t.Errorf("%s: root label %q, want %q", s.Destination, s.RootLabel, want)
+		}
+	}
+	if _, err := p.Encode(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -136,10 +163,6 @@ func TestMountPlanErrors(t *testing.T) {
 		want string
 	}{
 		{"cgroup", nil, nil, `mounts[6] (/sys/fs/cgroup): type cgroup: not in the launcher's mount plan yet`},
-		{"copyup", func(s *specs.Spec) {
-			withoutCgroup(s)
-			s.Mounts[3].Options = append(s.Mounts[3].Options, "tmpcopyup")
-		}, nil, `mounts[3] (/dev/shm): tmpcopyup: not in the launcher's mount plan yet`},
 		{"an option value fsconfig cannot take", func(s *specs.Spec) {
 			withoutCgroup(s)
 			s.Mounts[3].Options = append(s.Mounts[3].Options, "size="+long)

@@ -72,12 +72,9 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 	case m.Device == "tmpfs":
 		return mountTmpfs(r, m)
 	}
-	kind, data := makeDir, r.labelled(m.Data)
-	switch m.Device {
-	case "proc", "sysfs":
-		kind, data = realDir, m.Data
-	case "mqueue":
-		data = m.Data // labelled below, as mqueue takes no context=
+	kind, data := makeDir, LabelledData(m, r.mountLabel)
+	if m.Device == "proc" || m.Device == "sysfs" {
+		kind = realDir
 	}
 	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, data)
 	if errors.Is(err, unix.EPERM) {
@@ -94,7 +91,7 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 		}
 		return err
 	}
-	if m.Device == "mqueue" {
+	if LabelsRoot(m) {
 		if err := r.labelRoot(m.Destination); err != nil {
 			return err
 		}

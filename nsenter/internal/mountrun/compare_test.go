@@ -94,12 +94,44 @@ func child(side string) int {
 		return 0
 	}
 	table, err := mountsUnder(root)
+	if err == nil {
+		var seed string
+		seed, err = listTree(filepath.Join(root, "seed"))
+		table += seed
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	fmt.Print(table)
 	return 0
+}
+
+// listTree lists what is under dir, without following symlinks: each
+// entry's path, type and mode, owner, size, modification time (but the
+// top directory's), and a symlink's target.
+func listTree(dir string) (string, error) {
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		target, _ := os.Readlink(p)
+		mtime := fmt.Sprintf("%d.%09d", st.Mtim.Sec, st.Mtim.Nsec)
+		if p == dir {
+			mtime = "-" // the new tmpfs's root: its own time
+		}
+		fmt.Fprintf(&b, "seed%s %o %d:%d %d %s %s\n", strings.TrimPrefix(p, dir), st.Mode, st.Uid, st.Gid, st.Size, mtime, target)
+		return nil
+	})
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	return b.String(), err
 }
 
 // hostMounts makes the host's side of the binds: a submount in the
@@ -205,6 +237,9 @@ func bundle(t *testing.T, edit func(s *specs.Spec, host string)) *configs.Config
 			t.Fatal(err)
 		}
 	}
+	if err := seedTree(filepath.Join(rootfsDir, "seed")); err != nil {
+		t.Fatal(err)
+	}
 	// A symlink that leads out of the root, and one into /proc.
 	if err := os.Symlink("/../../../tmp", filepath.Join(rootfsDir, "escape")); err != nil {
 		t.Fatal(err)
@@ -229,6 +264,40 @@ func bundle(t *testing.T, edit func(s *specs.Spec, host string)) *configs.Config
 func sides(t *testing.T, edit func(s *specs.Spec, host string)) (string, string) {
 	t.Helper()
 	return runSide(t, "go", bundle(t, edit)), runSide(t, "c", bundle(t, edit))
+}
+
+// seedTree makes the image's directory a tmpcopyup copies: a file of
+// another owner with a time of its own, a setuid file, a directory, a
+// symlink, a fifo.
+func seedTree(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o750); err != nil {
+		return err
+	}
+	for name, mode := range map[string]os.FileMode{"file": 0o640, "sub/setuid": 0o755 | os.ModeSetuid} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("seed "+name+"\n"), 0o600); err != nil {
+			return err
+		}
+		if err := os.Chown(p, 1000, 1000); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o620); err != nil {
+		return err
+	}
+	if err := os.Symlink("../etc/hosts", filepath.Join(dir, "link")); err != nil {
+		return err
+	}
+	for _, p := range []string{"file", "sub/setuid", "sub", "fifo", "link"} {
+		ts := []unix.Timespec{{Sec: 1000000000, Nsec: 5}, {Sec: 1000000001, Nsec: 7}}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(dir, p), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(dir, 0o711)
 }
 
 func runSide(t *testing.T, side string, c *configs.Config) string {
@@ -265,7 +334,9 @@ func requireRoot(t *testing.T) {
 // The runc spec's mounts (but cgroup), a tmpfs without mode=, and binds:
 // a file, a directory, read-only, recursive, one whose destination is a
 // symlink leading out of the root, one whose source is in the root; the
-// propagations, from a host directory that is shared with a peer. The
+// propagations, from a host directory that is shared with a peer; a
+// read-only tmpcopyup of a directory with a file of another owner, a
+// setuid file, a symlink, a fifo, times of their own. The
 // launcher makes the same mount table as Go init.
 func TestSameMountsAsGoInit(t *testing.T) {
 	requireRoot(t)
@@ -283,12 +354,15 @@ func TestSameMountsAsGoInit(t *testing.T) {
 			specs.Mount{Destination: "/slave", Source: host + "/dir", Options: []string{"rbind", "rslave"}},
 			specs.Mount{Destination: "/private", Source: host + "/dir", Options: []string{"bind", "private"}},
 			specs.Mount{Destination: "/tmpshared", Type: "tmpfs", Source: "tmpfs", Options: []string{"shared"}},
+			specs.Mount{Destination: "/seed", Type: "tmpfs", Source: "tmpfs", Options: []string{"tmpcopyup", "ro", "nodev"}},
 		)
 	})
 	if goSide != cSide {
 		t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher:\n%s", goSide, cSide)
 	}
-	for _, want := range []string{" /tmp/inside ", " /run rw,nosuid,nodev,relatime [] tmpfs tmpfs rw,mode=710", " /rro/sub ro,nosuid", "/shared rw,relatime [shared:N master:N]", "/slave rw,relatime [master:N]", "/private rw,relatime []"} {
+	for _, want := range []string{" /tmp/inside ", " /run rw,nosuid,nodev,relatime [] tmpfs tmpfs rw,mode=710", " /rro/sub ro,nosuid", "/shared rw,relatime [shared:N master:N]", "/slave rw,relatime [master:N]", "/private rw,relatime []", "/seed ro,nodev,relatime [] tmpfs tmpfs rw,mode=711",
+		"seed/sub/setuid 104755 1000:1000 16 1000000001.000000007", "seed/file 100640 1000:1000 10 1000000001.000000007",
+		"seed/link 120777 0:0 12 1000000001.000000007 ../etc/hosts", "seed/fifo 10600 0:0 0 1000000001.000000007", "seed 40711 0:0 "} {
 		if !strings.Contains(cSide, want) {
 			t.Errorf("no %q in:\n%s", want, cSide)
 		}

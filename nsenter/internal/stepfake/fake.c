@@ -398,7 +398,9 @@ static const struct husk_kernel fake_kernel = {
 	.openat = stepfake_openat, .mkdirat = stepfake_mkdirat, .mknodat = stepfake_mknodat,
 	.readlinkat = stepfake_readlinkat, .fsopen = stepfake_fsopen, .fsconfig = stepfake_fsconfig,
 	.fsmount = stepfake_fsmount, .open_tree = stepfake_open_tree, .move_mount = stepfake_move_mount,
-	.mount_setattr = stepfake_mount_setattr,
+	.mount_setattr = stepfake_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
+	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
+	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
 };
 
 const struct husk_kernel *stepfake_kernel(void)

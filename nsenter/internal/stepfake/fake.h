@@ -56,7 +56,8 @@ void stepfake_begin(const struct stepfake_conf *c);
  * paths, that the mount calls look up and change. tree has one entry a
  * line: "d /path" (directory), "f /path" (file), "l /path TARGET"
  * (symlink) inside the root; "D", "F", "P" (a procfs directory) for host
- * paths. Runs the mount plan payload with mounts.c against it: 0, -1
+ * paths. A mount tree attached at /x is the directory "@/x", what is made
+ * in it "@/x/name" (a tmpcopyup's copy). Runs the mount plan payload with mounts.c against it: 0, -1
  * (err has the reason), -2 (the plan did not parse). open_fds: the fds
  * still open after the run (a leak).
  */
@@ -73,5 +74,15 @@ int stepfake_fsmount(int fd, unsigned int flags, unsigned int attrs);
 int stepfake_open_tree(int dirfd, const char *path, unsigned int flags);
 int stepfake_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
 int stepfake_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
+struct stat;
+struct timespec;
+int stepfake_fstatat(int dirfd, const char *path, struct stat *st, int flags);
+long stepfake_getdents64(int fd, void *buf, size_t n);
+int stepfake_symlinkat(const char *target, int dirfd, const char *name);
+int stepfake_fchownat(int dirfd, const char *path, uid_t uid, gid_t gid, int flags);
+int stepfake_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
+int stepfake_fchmod(int fd, mode_t mode);
+int stepfake_utimensat(int dirfd, const char *path, const struct timespec times[2], int flags);
+int stepfake_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 
 #endif

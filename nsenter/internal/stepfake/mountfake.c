@@ -28,7 +28,7 @@ struct entry {
 };
 
 struct fd {
-	int open;
+	int open, listed;
 	char kind;  /* 'e' an entry, 'c' a filesystem context, 't' a mount tree */
 	char type;  /* the entry's type */
 	char path[NAME]; /* the entry's path; the tree's name */
@@ -74,6 +74,7 @@ static int new_fd(char kind, char type, const char *path)
 	}
 	f = &fds[n_fds];
 	f->open = 1;
+	f->listed = 0;
 	f->kind = kind;
 	f->type = type;
 	snprintf(f->path, sizeof(f->path), "%s", path);
@@ -160,8 +161,19 @@ int stepfake_openat(int dirfd, const char *name, int flags, mode_t mode)
 	char path[NAME];
 
 	join(name_of(dirfd), name, path);
-	if (stepfake_rec("openat(%s, %s%s)", name_of(dirfd), name, flags & O_DIRECTORY ? ", dir" : ""))
+	if (stepfake_rec("openat(%s, %s%s%s)", name_of(dirfd), name, flags & O_DIRECTORY ? ", dir" : "",
+			 flags & O_CREAT ? ", create" : ""))
 		return -1;
+	if (flags & O_CREAT) {
+		if (find('r', path) && (flags & O_EXCL)) {
+			errno = EEXIST;
+			return -1;
+		}
+		if (!find('r', path) && !add_entry('f', path, NULL)) {
+			errno = ENOSPC;
+			return -1;
+		}
+	}
 	return open_entry(path, flags);
 }
 
@@ -189,11 +201,17 @@ int stepfake_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev)
 	return make(dirfd, name, 'f', "mknodat");
 }
 
-ssize_t stepfake_readlinkat(int dirfd, const char *path, char *buf, size_t n)
+ssize_t stepfake_readlinkat(int dirfd, const char *name, char *buf, size_t n)
 {
-	struct entry *e = find('r', name_of(dirfd));
+	char path[NAME];
+	struct entry *e;
 
-	if (stepfake_rec("readlinkat(%s)", name_of(dirfd)))
+	if (name[0])
+		join(name_of(dirfd), name, path);
+	else
+		snprintf(path, sizeof(path), "%s", name_of(dirfd));
+	e = find('r', path);
+	if (stepfake_rec("readlinkat(%s)", path))
 		return -1;
 	if (!e || e->type != 'l') {
 		errno = EINVAL;
@@ -241,6 +259,11 @@ static int m_close(int fd)
 	return 0;
 }
 
+static int m_fchown(int fd, uid_t uid, gid_t gid)
+{
+	return stepfake_rec("fchown(%s, %u)", name_of(fd), uid) ? -1 : 0;
+}
+
 static ssize_t m_read(int fd, void *buf, size_t n)
 {
 	return stepfake_rec("read(%s)", name_of(fd)) ? -1 : 0;
@@ -285,7 +308,118 @@ int stepfake_open_tree(int dirfd, const char *path, unsigned int flags)
 
 int stepfake_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags)
 {
-	return stepfake_rec("move_mount(%s -> %s)", name_of(from_dirfd), name_of(to_dirfd)) ? -1 : 0;
+	struct fd *tree = get(from_dirfd);
+	char at[NAME];
+
+	if (stepfake_rec("move_mount(%s -> %s)", name_of(from_dirfd), name_of(to_dirfd)))
+		return -1;
+	if (!tree || strncmp(tree->path, "tree:", 5) == 0)
+		return 0; /* a bind: its tree keeps its source's name */
+	snprintf(at, sizeof(at), "@%s", name_of(to_dirfd));
+	if (!find('r', at))
+		add_entry('d', at, NULL);
+	snprintf(tree->path, sizeof(tree->path), "%s", at);
+	return 0;
+}
+
+int stepfake_fstatat(int dirfd, const char *name, struct stat *st, int flags)
+{
+	char path[NAME];
+	struct entry *e;
+
+	join(name_of(dirfd), name, path);
+	if (stepfake_rec("fstatat(%s)", path))
+		return -1;
+	if (!(e = find('r', path))) {
+		errno = ENOENT;
+		return -1;
+	}
+	memset(st, 0, sizeof(*st));
+	st->st_mode = e->type == 'd' ? S_IFDIR | 0755 : e->type == 'l' ? S_IFLNK | 0777 : S_IFREG | 0640;
+	st->st_uid = st->st_gid = 7;
+	return 0;
+}
+
+/* path's name when it is right under dir (of plen bytes), else NULL. */
+static const char *child_of(const char *dir, size_t plen, const char *path)
+{
+	const char *name;
+
+	if (strcmp(dir, "/") == 0)
+		name = path[0] == '/' ? path + 1 : NULL;
+	else
+		name = strncmp(path, dir, plen) == 0 && path[plen] == '/' ? path + plen + 1 : NULL;
+	return name && *name && !strchr(name, '/') ? name : NULL;
+}
+
+/* All the entries right under fd's directory in one batch, then none. */
+long stepfake_getdents64(int fd, void *buf, size_t n)
+{
+	struct fd *f = get(fd);
+	size_t used = 0, plen;
+
+	if (stepfake_rec("getdents64(%s)", name_of(fd)))
+		return -1;
+	if (!f || f->listed)
+		return 0;
+	f->listed = 1;
+	plen = strlen(f->path);
+	for (size_t i = 0; i < n_entries; i++) {
+		const char *name = child_of(f->path, plen, entries[i].path);
+		struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d;
+		size_t reclen;
+
+		if (entries[i].type < 'a' || !name)
+			continue;
+		reclen = (sizeof(*d) + strlen(name) + 1 + 7) & ~(size_t)7;
+		if (used + reclen > n)
+			break;
+		d = (void *)((char *)buf + used);
+		memset(d, 0, reclen);
+		d->reclen = reclen;
+		memcpy(d->name, name, strlen(name) + 1);
+		used += reclen;
+	}
+	return used;
+}
+
+int stepfake_symlinkat(const char *target, int dirfd, const char *name)
+{
+	char path[NAME];
+
+	join(name_of(dirfd), name, path);
+	if (stepfake_rec("symlinkat(%s -> %s)", path, target))
+		return -1;
+	return add_entry('l', path, target) ? 0 : (errno = ENOSPC, -1);
+}
+
+int stepfake_fchownat(int dirfd, const char *name, uid_t uid, gid_t gid, int flags)
+{
+	char path[NAME];
+
+	join(name_of(dirfd), name, path);
+	return stepfake_rec("fchownat(%s, %u, %u)", path, uid, gid) ? -1 : 0;
+}
+
+int stepfake_fchmodat(int dirfd, const char *name, mode_t mode, int flags)
+{
+	char path[NAME];
+
+	join(name_of(dirfd), name, path);
+	return stepfake_rec("fchmodat(%s, %04o)", path, mode) ? -1 : 0;
+}
+
+int stepfake_fchmod(int fd, mode_t mode)
+{
+	return stepfake_rec("fchmod(%s, %04o)", name_of(fd), mode) ? -1 : 0;
+}
+
+int stepfake_utimensat(int dirfd, const char *name, const struct timespec times[2], int flags)
+{
+	char path[NAME];
+
+	join(name_of(dirfd), name, path);
+	return stepfake_rec("utimensat(%s)", path) ? -1 : 0;
 }
 
 int stepfake_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
@@ -337,6 +471,7 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 	k.fstatfs = m_fstatfs;
 	k.close = m_close;
 	k.read = m_read;
+	k.fchown = m_fchown;
 	stepfake_begin(&conf);
 	husk_k = &k;
 	rc = husk_do_mounts(&p, err, errlen);
@@ -346,4 +481,9 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 		*open_fds += fds[i].open;
 	husk_mounts_free(&p);
 	return rc;
+}
+
+int stepfake_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
+{
+	return stepfake_rec("fsetxattr(%s, %s, %.*s)", name_of(fd), name, (int)size, (const char *)value) ? -1 : 0;
 }

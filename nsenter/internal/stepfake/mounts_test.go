@@ -16,7 +16,7 @@ import (
 
 // The image's tree the plans below run on: /escape leads out of the
 // root, /tolink into /proc.
-const imageTree = "d /proc\nd /dev\nd /dev/shm\nd /sys\nd /srv\nf /srv/file\nl /escape /../../tmp\nl /toproc /proc/sys\nF /host/file\nD /host/dir\nP /host/proc\n"
+const imageTree = "d /proc\nd /dev\nd /dev/shm\nd /sys\nd /srv\nf /srv/file\nd /srv/sub\nf /srv/sub/x\nl /srv/link ../etc\nl /escape /../../tmp\nl /toproc /proc/sys\nF /host/file\nD /host/dir\nP /host/proc\n"
 
 func step(i uint32, kind bootstrap.MountKind, dest bootstrap.MountDest, destination, source, fstype, data string, flags uint32) bootstrap.MountStep {
 	return bootstrap.MountStep{Index: i, Kind: kind, Dest: dest, Fd: -1, Destination: destination, Source: source, FSType: fstype, Data: data, Flags: flags}
@@ -35,7 +35,9 @@ func defaultPlan() *bootstrap.MountPlan {
 		step(5, bind, bootstrap.DestBySource, "/escape/file", "/host/file", "", "", unix.MS_BIND|unix.MS_RDONLY),
 		step(6, bind, bootstrap.DestBySource, "/data", "/host/dir", "", "", unix.MS_BIND|unix.MS_REC),
 		step(7, bind, bootstrap.DestBySource, "/srv/again", "/srv/file", "", "", unix.MS_BIND),
+		step(8, fs, bootstrap.DestCovered, "/srv", "tmpfs", "tmpfs", "", unix.MS_RDONLY),
 	}}
+	p.Mounts[8].Opts = bootstrap.MountCopyUp
 	p.Mounts[3].Opts = bootstrap.MountTmpfsMode
 	p.Mounts[6].Propagation = []uint32{unix.MS_PRIVATE | unix.MS_REC}
 	p.Mounts[6].RecSet = unix.MOUNT_ATTR_NOSUID
@@ -90,6 +92,15 @@ func TestMountsDefault(t *testing.T) {
 		"mount_setattr(/data, recursive, set 0x0, clr 0x0, prop 0x40000)",
 		// A source inside the root: resolved in it.
 		"openat2(/srv/file, follow)", "mknodat(/srv/again)", "move_mount(tree:/srv/file -> /srv/again)",
+		// tmpcopyup: mounted writable, filled from what it covers, made read-only.
+		"fsopen(tmpfs)", "fsmount(tmpfs, 0x0)", "move_mount(tmpfs -> /srv)", "openat(@/srv, ., dir)",
+		"openat(/srv, ., dir)", "getdents64(/srv)",
+		"fstatat(/srv/file)", "openat(/srv, file)", "openat(@/srv, file, create)", "fchownat(@/srv/file, 7, 7)", "fchmodat(@/srv/file, 0640)", "utimensat(@/srv/file)",
+		"fstatat(/srv/sub)", "mkdirat(@/srv/sub)", "openat(/srv, sub, dir)", "getdents64(/srv/sub)", "fstatat(/srv/sub/x)", "openat(@/srv/sub, x, create)",
+		"fchmodat(@/srv/sub, 0755)",
+		"fstatat(/srv/link)", "readlinkat(/srv/link)", "symlinkat(@/srv/link -> ../etc)", "fchownat(@/srv/link, 7, 7)", "utimensat(@/srv/link)",
+		"fstat(/srv)", "fchown(@/srv, 0)", "fchmod(@/srv, 1777)",
+		"mount_setattr(@/srv, set 0x1, clr 0x0, prop 0x0)",
 	})
 }
 
@@ -252,7 +263,7 @@ func TestMountsMalformed(t *testing.T) {
 		}
 		return b
 	}
-	strs := []byte("/d\x00src\x00tmpfs\x00\x00\x00")
+	strs := []byte("/d\x00src\x00tmpfs\x00\x00\x00\x00")
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -265,10 +276,10 @@ func TestMountsMalformed(t *testing.T) {
 		{"a bad propagation", append(root, mountRec(2, append(head(func(h []uint32) { h[10] = 3 }), strs...))...), "mounts[9]: propagation 0x3"},
 		{"a propagation after the end", append(root, mountRec(2, append(head(func(h []uint32) { h[11] = unix.MS_SLAVE }), strs...))...), "mounts[9]: propagation 0x80000"},
 		{"an fd for a filesystem", append(root, mountRec(2, append(head(func(h []uint32) { h[14] = 3 }), strs...))...), "mounts[9]: fd 3 for kind 1"},
-		{"a string not NUL-terminated", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00x"...))...), "mounts[9]: fallback: not NUL-terminated"},
-		{"a relative destination", append(root, mountRec(2, append(head(nil), "d\x00src\x00tmpfs\x00\x00\x00"...))...), `mounts[9]: destination "d" is not absolute`},
-		{"bytes after the strings", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00z"...))...), "mounts[9]: 1 bytes after its strings"},
-		{"a long destination", append(root, mountRec(2, append(head(nil), "/"+strings.Repeat("d", 5000)+"\x00src\x00tmpfs\x00\x00\x00"...))...), "mounts[9]: destination: 5001 bytes, over 4095"},
+		{"a string not NUL-terminated", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00x"...))...), "mounts[9]: linux.mountLabel: not NUL-terminated"},
+		{"a relative destination", append(root, mountRec(2, append(head(nil), "d\x00src\x00tmpfs\x00\x00\x00\x00"...))...), `mounts[9]: destination "d" is not absolute`},
+		{"bytes after the strings", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00\x00z"...))...), "mounts[9]: 1 bytes after its strings"},
+		{"a long destination", append(root, mountRec(2, append(head(nil), "/"+strings.Repeat("d", 5000)+"\x00src\x00tmpfs\x00\x00\x00\x00"...))...), "mounts[9]: destination: 5001 bytes, over 4095"},
 		{"a short head", append(root, mountRec(2, []byte("abc"))...), "record MOUNT: 3 bytes"},
 		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
 	} {
@@ -302,4 +313,35 @@ func FuzzParseMounts(f *testing.F) {
 		}
 		_, _ = MountsRaw(b, imageTree, -1, 0)
 	})
+}
+
+// linux.mountLabel: the data's context= goes to fsconfig without its
+// quotes, a refusal names it; mqueue's root gets the label.
+func TestMountsLabel(t *testing.T) {
+	const l = "system_u:object_r:container_file_t:s0:c1,c2"
+	shm := step(0, bootstrap.MountFS, bootstrap.DestCovered, "/dev/shm", "shm", "tmpfs", `size=1m,context="`+l+`"`, 0)
+	shm.Opts = bootstrap.MountLabelled
+	mq := step(1, bootstrap.MountFS, bootstrap.DestDir, "/dev/mqueue", "mqueue", "mqueue", "", 0)
+	mq.Opts, mq.RootLabel = bootstrap.MountLabelled, l
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{shm, mq}}
+	r, err := Mounts(p, imageTree, -1, 0)
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	callsInOrder(t, r.Calls, []string{"fsconfig(tmpfs, context=" + l + ")", "move_mount(tmpfs -> /dev/shm)",
+		"move_mount(mqueue -> /dev/mqueue)", "openat(@/dev/mqueue, ., dir)", "fsetxattr(@/dev/mqueue, security.selinux, " + l + ")"})
+	refused := slices.Index(r.Calls, "fsconfig(tmpfs, context="+l+")")
+	r, err = Mounts(p, imageTree, refused, syscall.EINVAL)
+	want := `mounts[0]: error mounting "shm" to rootfs at "/dev/shm": data "size=1m,context=\"` + l + `\"" (linux.mountLabel): fsconfig context=` + l + `: invalid argument`
+	if err != nil || r.Err == nil || r.Err.Error() != want {
+		t.Fatalf("error %v (%v), want %s", r.Err, err, want)
+	}
+	setx := slices.IndexFunc(r.Calls, func(c string) bool { return strings.HasPrefix(c, "fsetxattr") })
+	if ok, _ := Mounts(p, imageTree, -1, 0); setx < 0 {
+		setx = slices.IndexFunc(ok.Calls, func(c string) bool { return strings.HasPrefix(c, "fsetxattr") })
+	}
+	r, _ = Mounts(p, imageTree, setx, syscall.EOPNOTSUPP)
+	if r.Err == nil || !strings.HasSuffix(r.Err.Error(), `linux.mountLabel "`+l+`": setxattr security.selinux: operation not supported`) {
+		t.Fatalf("error %v", r.Err)
+	}
 }
