@@ -70,9 +70,9 @@ static int valid_prop(uint32_t p)
 static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err, size_t errlen)
 {
 	const char **strs[HUSK_MOUNT_STRINGS] = { &m->dest, &m->source, &m->fstype, &m->data, &m->fallback,
-						  &m->root_label };
+						  &m->root_label, &m->head };
 	static const char *const names[HUSK_MOUNT_STRINGS] = { "destination", "source", "type", "options",
-								"fallback", "linux.mountLabel" };
+								"fallback", "linux.mountLabel", "error head" };
 	const struct husk_mount_head *h = &m->h;
 	size_t off = sizeof(m->h);
 	int ended = 0;
@@ -85,15 +85,17 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 
 		if (!nul)
 			return perr(err, errlen, "mounts[%u]: %s: not NUL-terminated", h->index, names[i]);
-		if ((size_t)(nul - s) >= PATH_BYTES)
-			return perr(err, errlen, "mounts[%u]: %s: %zu bytes, over %d", h->index, names[i],
-				    (size_t)(nul - s), PATH_BYTES - 1);
+		size_t max = i == HUSK_MOUNT_STRINGS - 1 ? HUSK_MOUNTS_MAX_HEAD : PATH_BYTES;
+
+		if ((size_t)(nul - s) >= max)
+			return perr(err, errlen, "mounts[%u]: %s: %zu bytes, over %zu", h->index, names[i],
+				    (size_t)(nul - s), max - 1);
 		*strs[i] = s;
 		off += nul - s + 1;
 	}
 	if (off != n)
 		return perr(err, errlen, "mounts[%u]: %zu bytes after its strings", h->index, n - off);
-	if (h->kind < HUSK_MOUNT_FS || h->kind > HUSK_MOUNT_BIND_FD)
+	if (h->kind < HUSK_MOUNT_FS || h->kind > HUSK_MOUNT_REMOUNT)
 		return perr(err, errlen, "mounts[%u]: kind %u", h->index, h->kind);
 	if (h->dest < HUSK_DEST_DIR || h->dest > HUSK_DEST_COVERED)
 		return perr(err, errlen, "mounts[%u]: destination kind %u", h->index, h->dest);
@@ -110,6 +112,12 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 		return perr(err, errlen, "mounts[%u]: a filesystem without a type", h->index);
 	if (h->kind == HUSK_MOUNT_BIND && m->source[0] != '/')
 		return perr(err, errlen, "mounts[%u]: bind source \"%s\" is not absolute", h->index, m->source);
+	if (h->kind == HUSK_MOUNT_SYMLINK && (!m->source[0] || !m->data[0] || strchr(m->data, '/') ||
+					      strcmp(m->data, ".") == 0 || strcmp(m->data, "..") == 0))
+		return perr(err, errlen, "mounts[%u]: symlink \"%s\" -> \"%s\": not a name and a target", h->index,
+			    m->data, m->source);
+	if (!m->head[0])
+		return perr(err, errlen, "mounts[%u]: no error head", h->index);
 	if (m->fallback[0] && m->fallback[0] != '/')
 		return perr(err, errlen, "mounts[%u]: fallback \"%s\" is not absolute", h->index, m->fallback);
 	for (int i = 0; i < HUSK_MOUNTS_MAX_PROP; i++) {
@@ -941,10 +949,57 @@ static int cover_root(struct run *r, const char *dest)
 	return 0;
 }
 
+/* A co-mounted cgroup v1 controller's symlink (Go's mountHierarchy): in
+ * the directory at destination, made unless there. */
+static int symlink_in(struct run *r, const struct husk_mount *m)
+{
+	int dir = open_in_root(r, m->dest, MUST_EXIST, NULL), rc;
+
+	if (dir < 0)
+		return -1;
+	rc = husk_k->symlinkat(m->source, dir, m->data);
+	close_keep_errno(dir);
+	if (rc < 0 && errno != EEXIST)
+		return fail(r, "symlinkat: %s", husk_errtext(errno));
+	return 0;
+}
+
+/* Go's remountBind: flags added to the mount at destination, the others
+ * kept (cleared: asked off); then its recursive attributes, propagation. */
+static int remount_add(struct run *r, const struct husk_mount *m)
+{
+	uint32_t has, want;
+	struct statfs st;
+	int fd, rc = 0;
+
+	if ((m->h.flags & ~BIND_FLAGS) || m->h.cleared) {
+		fd = open_in_root(r, m->dest, MUST_EXIST, NULL);
+		if (fd < 0)
+			return -1;
+		if (husk_k->fstatfs(fd, &st) < 0) {
+			close_keep_errno(fd);
+			return fail(r, "statfs: %s", husk_errtext(errno));
+		}
+		has = ms_from_st(st.f_flags);
+		want = ((has | (m->h.flags & ~BIND_FLAGS)) & ~(m->h.cleared & LOCKABLE)) | (has & ATIME_FLAGS);
+		if (want != has && set_exact(fd, want) < 0)
+			rc = fail(r, "remount with flags 0x%x: mount_setattr: %s", want, husk_errtext(errno));
+		husk_k->close(fd);
+		if (rc < 0)
+			return -1;
+	}
+	return finish_mount(r, m);
+}
+
 static int mount_one(struct run *r, const struct husk_mount *m)
 {
 	char dest[PATH_BYTES];
 	uint32_t flags = m->h.flags;
+
+	if (m->h.kind == HUSK_MOUNT_SYMLINK)
+		return symlink_in(r, m);
+	if (m->h.kind == HUSK_MOUNT_REMOUNT)
+		return remount_add(r, m);
 
 	/* Go's checkProcDest: where the destination leads, not as written. */
 	if (secure_join(r, m->dest, dest) < 0)
@@ -959,7 +1014,6 @@ static int mount_one(struct run *r, const struct husk_mount *m)
 int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
 {
 	struct run r = { .p = p };
-	char src[256], dst[256];
 
 	r.root = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r.root < 0)
@@ -970,9 +1024,7 @@ int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
 		if (mount_one(&r, m) == 0 && cover_root(&r, m->dest) == 0)
 			continue;
 		husk_k->close(r.root);
-		return perr(err, errlen, "mounts[%u]: error mounting %s to rootfs at %s: %s", m->h.index,
-			    quote(m->source[0] ? m->source : m->fstype, src, sizeof(src)),
-			    quote(m->dest, dst, sizeof(dst)), r.why);
+		return perr(err, errlen, "%s: %s", m->head, r.why);
 	}
 	husk_k->close(r.root);
 	return 0;

@@ -16,7 +16,7 @@
 /* One parsed MOUNT record: strings point into the plan's buffer. */
 struct husk_mount {
 	struct husk_mount_head h;
-	const char *dest, *source, *fstype, *data, *fallback, *root_label;
+	const char *dest, *source, *fstype, *data, *fallback, *root_label, *head;
 };
 
 struct husk_mounts {

@@ -22,15 +22,18 @@ const (
 	MountsMaxStr   = C.HUSK_MOUNTS_MAX_STR
 	MountsMaxOpt   = C.HUSK_MOUNTS_MAX_OPT
 	MountsMaxProp  = C.HUSK_MOUNTS_MAX_PROP
+	MountsMaxHead  = C.HUSK_MOUNTS_MAX_HEAD
 )
 
 // MountKind is what a mount step mounts.
 type MountKind uint32
 
 const (
-	MountFS     MountKind = C.HUSK_MOUNT_FS      // a new filesystem
-	MountBind   MountKind = C.HUSK_MOUNT_BIND    // a bind of a path
-	MountBindFd MountKind = C.HUSK_MOUNT_BIND_FD // a bind of an fd the parent opened
+	MountFS      MountKind = C.HUSK_MOUNT_FS      // a new filesystem
+	MountBind    MountKind = C.HUSK_MOUNT_BIND    // a bind of a path
+	MountBindFd  MountKind = C.HUSK_MOUNT_BIND_FD // a bind of an fd the parent opened
+	MountSymlink MountKind = C.HUSK_MOUNT_SYMLINK // a symlink Data -> Source in Destination
+	MountRemount MountKind = C.HUSK_MOUNT_REMOUNT // flags added to the mount at Destination
 )
 
 // MountDest is what a missing destination is made as.
@@ -88,6 +91,9 @@ type MountStep struct {
 	// RootLabel is the SELinux label the filesystem's root gets
 	// (linux.mountLabel on mqueue, which takes no context=).
 	RootLabel string
+	// Head is what the launcher's error for this step starts with:
+	// `mounts[3]: error mounting "proc" to rootfs at "/proc"`.
+	Head string
 }
 
 // Encode serialises p as the mount plan's payload, refusing what the
@@ -111,9 +117,9 @@ func (p *MountPlan) Encode() ([]byte, error) {
 		b = append(b, u32s(prop)...)
 		b = binary.NativeEndian.AppendUint32(b, uint32(s.Fd))
 		b = binary.NativeEndian.AppendUint32(b, 0)
-		for _, str := range []string{s.Destination, s.Source, s.FSType, s.Data, s.Fallback, s.RootLabel} {
-			if len(str) >= MountsMaxStr {
-				return nil, fmt.Errorf("mounts[%d]: %q: %d bytes, over %d", s.Index, str, len(str), MountsMaxStr-1)
+		for k, str := range []string{s.Destination, s.Source, s.FSType, s.Data, s.Fallback, s.RootLabel, s.Head} {
+			if max := map[bool]int{true: MountsMaxHead, false: MountsMaxStr}[k == 6]; len(str) >= max {
+				return nil, fmt.Errorf("mounts[%d]: %q: %d bytes, over %d", s.Index, str, len(str), max-1)
 			}
 			if strings.IndexByte(str, 0) >= 0 {
 				return nil, fmt.Errorf("mounts[%d]: %q: contains a NUL byte", s.Index, str)

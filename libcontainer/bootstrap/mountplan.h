@@ -19,7 +19,10 @@
 #define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
                                NUL-terminated strings: destination,
                                source, fstype, data, fallback, the label
-                               of the filesystem's root (mqueue)          */
+                               of the filesystem's root (mqueue), and the
+                               head of its error ("mounts[3]: error
+                               mounting \"proc\" to rootfs at \"/proc\"",
+                               made by the parent)                       */
 
 /* Bounds, each refused by the parent naming the field, and by the parser. */
 #define HUSK_MOUNTS_MAX       (4u << 20) /* payload bytes                      */
@@ -30,7 +33,8 @@
 #define HUSK_MOUNTS_MAX_OPT   256        /* one data option's key or value, its
                                             NUL too: what fsconfig(2) takes */
 #define HUSK_MOUNTS_MAX_PROP  4          /* propagation flags of one mount    */
-#define HUSK_MOUNT_STRINGS    6
+#define HUSK_MOUNT_STRINGS    7
+#define HUSK_MOUNTS_MAX_HEAD  (3 * HUSK_MOUNTS_MAX_STR) /* the error's head  */
 
 /* What is mounted (kind). */
 #define HUSK_MOUNT_FS      1 /* a new filesystem: fsopen(fstype), the data's
@@ -41,6 +45,12 @@
                                 user namespace, an idmap): an O_PATH fd
                                 in the container's mount namespace, or a
                                 detached tree (HUSK_MOUNT_DETACHED)       */
+#define HUSK_MOUNT_SYMLINK 4 /* a symlink named data to source, in the
+                                directory destination (the co-mounted
+                                cgroup v1 controllers: cpu -> cpu,cpuacct) */
+#define HUSK_MOUNT_REMOUNT 5 /* the mount at destination: flags added
+                                (a read-only cgroup v1 tmpfs), then the
+                                recursive attributes and propagation     */
 
 /* What the destination is made as when missing (dest). */
 #define HUSK_DEST_DIR       1 /* directories                               */

@@ -17,14 +17,21 @@ import (
 // launcher only executes. Not on the launch path yet
 // (docs/plan-rootfs-in-launcher.md).
 
-// MountFds are the fds of the bind sources the parent opened
-// (configs.Config.SourceOutside), by index in mounts[].
-type MountFds map[int]int32
+// MountEnv is what a mount plan needs beyond the config.
+type MountEnv struct {
+	// Fds are the fds of the bind sources the parent opened
+	// (configs.Config.SourceOutside), by index in mounts[].
+	Fds map[int]int32
+	// Cgroups is the container's /proc/PID/cgroup (rootfs.ParseOwnCgroups),
+	// which a {"type": "cgroup"} mount needs: its hierarchies' names, and
+	// without a cgroup namespace the directories it binds.
+	Cgroups map[string]string
+}
 
 // NewMountPlan is cfg's mounts[] as the launcher's mount plan; nil when
 // the container has no mount namespace of its own (nothing is mounted).
 // Every value is checked, an error naming mounts[i] and the value.
-func NewMountPlan(cfg *configs.Config, fds MountFds) (*bootstrap.MountPlan, error) {
+func NewMountPlan(cfg *configs.Config, env MountEnv) (*bootstrap.MountPlan, error) {
 	if _, ok := cfg.Namespace(configs.NEWNS); !ok {
 		return nil, nil
 	}
@@ -35,22 +42,23 @@ func NewMountPlan(cfg *configs.Config, fds MountFds) (*bootstrap.MountPlan, erro
 	if len(root) >= bootstrap.MountsMaxStr {
 		return nil, fmt.Errorf("root.path %q: over %d bytes", root, bootstrap.MountsMaxStr-1)
 	}
-	if n := len(cfg.Mounts); n > bootstrap.MountsMaxCount {
-		return nil, fmt.Errorf("mounts: %d, over the %d husk's launcher takes", n, bootstrap.MountsMaxCount)
-	}
 	plan := &bootstrap.MountPlan{Root: root}
 	for i, m := range cfg.Mounts {
-		s, err := mountStep(cfg, i, m, fds)
+		steps, err := mountSteps(cfg, i, m, env)
 		if err != nil {
 			return nil, err
 		}
-		plan.Mounts = append(plan.Mounts, s)
+		plan.Mounts = append(plan.Mounts, steps...)
+		if n := len(plan.Mounts); n > bootstrap.MountsMaxCount {
+			return nil, fmt.Errorf("mounts: %d steps, over the %d husk's launcher takes", n, bootstrap.MountsMaxCount)
+		}
 	}
 	return plan, nil
 }
 
-// mountStep decides how mounts[i] is made.
-func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (bootstrap.MountStep, error) {
+// mountSteps decides how mounts[i] is made: one step, or more for a
+// cgroup mount (cgroupSteps).
+func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv) ([]bootstrap.MountStep, error) {
 	field := fmt.Sprintf("mounts[%d]", i)
 	flags := m.Flags
 	if rootfs.IsReadonlyDev(m) {
@@ -59,31 +67,40 @@ func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (boot
 	s := bootstrap.MountStep{
 		Index: uint32(i), Flags: uint32(flags), Cleared: uint32(m.ClearedFlags),
 		RecSet: m.RecAttrSet, RecClr: m.RecAttrClr, Fd: -1, Destination: m.Destination,
+		Head: rootfs.MountErrorHead(i, m),
 	}
-	if err := notYet(cfg, m); err != nil {
-		return s, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
+	if err := notYet(m); err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
 	}
 	if len(m.PropagationFlags) > bootstrap.MountsMaxProp {
-		return s, fmt.Errorf("%s: %d propagation options, over the %d husk's launcher takes", field, len(m.PropagationFlags), bootstrap.MountsMaxProp)
+		return nil, fmt.Errorf("%s: %d propagation options, over the %d husk's launcher takes", field, len(m.PropagationFlags), bootstrap.MountsMaxProp)
 	}
 	for _, p := range m.PropagationFlags {
 		s.Propagation = append(s.Propagation, uint32(p))
 	}
 	switch {
 	case cfg.SourceOutside(m):
-		fd, ok := fds[i]
+		fd, ok := env.Fds[i]
 		if !ok || fd < 0 {
-			return s, fmt.Errorf("%s: the source %q must be opened by the parent: no fd", field, m.Source)
+			return nil, fmt.Errorf("%s: the source %q must be opened by the parent: no fd", field, m.Source)
 		}
 		s.Kind, s.Dest, s.Fd, s.Source = bootstrap.MountBindFd, bootstrap.DestBySource, fd, m.Source
 		if m.IDMap != nil {
 			s.Opts |= bootstrap.MountDetached
 		}
 	case m.IsBind() || m.Device == "bind":
-		s.Kind, s.Dest, s.Source = bootstrap.MountBind, bootstrap.DestBySource, m.Source
-		if in, ok := rootfs.SourceInRoot(cfg.Rootfs, m.Source); ok {
-			s.Source, s.Opts = in, s.Opts|bootstrap.MountInRoot
+		bindStep(cfg, &s, m.Source)
+	case m.Device == "cgroup":
+		steps, err := cgroupSteps(cfg, m, s, env.Cgroups)
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
 		}
+		for k := range steps {
+			if err := checkMountStep(field, &steps[k]); err != nil {
+				return nil, err
+			}
+		}
+		return steps, nil
 	default:
 		s.Kind, s.Dest = bootstrap.MountFS, bootstrap.DestDir
 		s.Source, s.FSType, s.Data = rootfs.MountSource(m), m.Device, rootfs.LabelledData(m, cfg.MountLabel)
@@ -107,15 +124,22 @@ func mountStep(cfg *configs.Config, i int, m *configs.Mount, fds MountFds) (boot
 			}
 		}
 	}
-	return s, checkMountStep(field, &s)
+	return []bootstrap.MountStep{s}, checkMountStep(field, &s)
+}
+
+// bindStep makes s a bind of source: resolved inside the rootfs when it
+// lies there (rootfs.OpenSource's rule), else the host's path.
+func bindStep(cfg *configs.Config, s *bootstrap.MountStep, source string) {
+	s.Kind, s.Dest, s.Source = bootstrap.MountBind, bootstrap.DestBySource, source
+	if in, ok := rootfs.SourceInRoot(cfg.Rootfs, source); ok {
+		s.Source, s.Opts = in, s.Opts|bootstrap.MountInRoot
+	}
 }
 
 // notYet refuses what the launcher's mounts do not do yet, each listed
 // in docs/plan-rootfs-in-launcher.md with where Go init does it.
-func notYet(cfg *configs.Config, m *configs.Mount) error {
+func notYet(m *configs.Mount) error {
 	switch {
-	case m.Device == "cgroup":
-		return fmt.Errorf("type cgroup: not in the launcher's mount plan yet")
 	case !m.IsBind() && m.Flags&unix.MS_REMOUNT != 0:
 		return fmt.Errorf("option remount: not in the launcher's mount plan yet")
 	case !m.IsBind() && m.Flags&unix.MS_I_VERSION != 0:

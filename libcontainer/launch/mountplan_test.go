@@ -9,6 +9,7 @@ import (
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/husk-runtime/husk/specconv"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -44,7 +45,7 @@ func TestMountPlanExample(t *testing.T) {
 			specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"rbind", "ro", "rprivate"}},
 			specs.Mount{Destination: "/srv/in", Source: filepath.Join(s.Root.Path, "srv"), Options: []string{"bind"}})
 	})
-	p, err := NewMountPlan(c, nil)
+	p, err := NewMountPlan(c, MountEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestMountPlanDecisions(t *testing.T) {
 		s.Mounts[3].Options = []string{"nosuid", "size=1m", "tmpcopyup"}
 		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.NetworkNamespace })
 	})
-	p, err := NewMountPlan(c, nil)
+	p, err := NewMountPlan(c, MountEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestMountPlanLabel(t *testing.T) {
 		withoutCgroup(s)
 		s.Linux.MountLabel = l
 	})
-	p, err := NewMountPlan(c, nil)
+	p, err := NewMountPlan(c, MountEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestMountPlanNoMountNamespace(t *testing.T) {
 		s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(n specs.LinuxNamespace) bool { return n.Type == specs.MountNamespace })
 		s.Linux.MaskedPaths, s.Linux.ReadonlyPaths = nil, nil
 	})
-	if p, err := NewMountPlan(c, nil); p != nil || err != nil {
+	if p, err := NewMountPlan(c, MountEnv{}); p != nil || err != nil {
 		t.Fatalf("got %+v, %v; want nothing", p, err)
 	}
 }
@@ -159,10 +160,10 @@ func TestMountPlanErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(s *specs.Spec)
-		fds  MountFds
+		fds  map[int]int32
 		want string
 	}{
-		{"cgroup", nil, nil, `mounts[6] (/sys/fs/cgroup): type cgroup: not in the launcher's mount plan yet`},
+		{"cgroup, the container's cgroups unknown", nil, nil, `mounts[6] (/sys/fs/cgroup): type cgroup: the container's cgroups are not known`},
 		{"an option value fsconfig cannot take", func(s *specs.Spec) {
 			withoutCgroup(s)
 			s.Mounts[3].Options = append(s.Mounts[3].Options, "size="+long)
@@ -180,7 +181,7 @@ func TestMountPlanErrors(t *testing.T) {
 		}, nil, `mounts[6]: the source "/tmp" must be opened by the parent: no fd`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewMountPlan(exampleConfig(t, tc.edit), tc.fds)
+			_, err := NewMountPlan(exampleConfig(t, tc.edit), MountEnv{Fds: tc.fds})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one with %q", err, tc.want)
 			}
@@ -198,7 +199,7 @@ func TestMountPlanSourceFd(t *testing.T) {
 		s.Linux.GIDMappings = s.Linux.UIDMappings
 		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"bind", "idmap"}})
 	})
-	p, err := NewMountPlan(c, MountFds{6: 42})
+	p, err := NewMountPlan(c, MountEnv{Fds: map[int]int32{6: 42}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +218,67 @@ func TestSplitMountData(t *testing.T) {
 	} {
 		if got := SplitMountData(data); !slices.Equal(got, want) {
 			t.Errorf("SplitMountData(%q) = %q, want %q", data, got, want)
+		}
+	}
+}
+
+// A cgroup mount as Go init makes it on this host's layout: with v1 a
+// tmpfs, one step per hierarchy (a cgroup filesystem in a cgroup
+// namespace, else a bind of the container's directory), the tmpfs made
+// read-only last; with v2 one step.
+func TestMountPlanCgroup(t *testing.T) {
+	own := map[string]string{"": "/c"}
+	hierarchies, err := rootfs.CgroupHierarchies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hierarchies {
+		if h.FSType == "cgroup" {
+			for _, o := range strings.Split(h.VFSOptions, ",") {
+				if o != "rw" && o != "ro" {
+					own[o] = "/c/" + o
+				}
+			}
+		}
+	}
+	for _, cgroupns := range []bool{true, false} {
+		c := exampleConfig(t, func(s *specs.Spec) {
+			if cgroupns {
+				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+			}
+		})
+		p, err := NewMountPlan(c, MountEnv{Cgroups: own})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := p.Mounts[6:]
+		head := `mounts[6]: error mounting "cgroup" to rootfs at "/sys/fs/cgroup"`
+		if rootfs.CgroupV2() {
+			if len(steps) != 1 || (cgroupns && steps[0].FSType != "cgroup2") || (!cgroupns && steps[0].Source != "/sys/fs/cgroup/c") {
+				t.Errorf("cgroupns %v: v2 steps %+v", cgroupns, steps)
+			}
+			continue
+		}
+		if first := steps[0]; first.FSType != "tmpfs" || first.Flags&unix.MS_RDONLY != 0 || first.Head != head+": tmpfs" || first.Data != "mode=755" {
+			t.Errorf("cgroupns %v: first step %+v, want a writable tmpfs", cgroupns, first)
+		}
+		if last := steps[len(steps)-1]; last.Kind != bootstrap.MountRemount || last.Flags&unix.MS_RDONLY == 0 || last.Head != head {
+			t.Errorf("cgroupns %v: last step %+v, want the read-only remount", cgroupns, last)
+		}
+		n := 0
+		for _, s := range steps[1 : len(steps)-1] {
+			switch {
+			case s.Kind == bootstrap.MountSymlink:
+				continue
+			case cgroupns && (s.Kind != bootstrap.MountFS || !strings.HasPrefix(s.FSType, "cgroup")):
+				t.Errorf("in a cgroup namespace: %+v", s)
+			case !cgroupns && (s.Kind != bootstrap.MountBind || !strings.HasPrefix(s.Source, "/sys/fs/cgroup/") || !strings.Contains(s.Source, "/c")):
+				t.Errorf("without a cgroup namespace: %+v", s)
+			}
+			n++
+		}
+		if n != len(hierarchies) {
+			t.Errorf("cgroupns %v: %d hierarchy steps, want %d", cgroupns, n, len(hierarchies))
 		}
 	}
 }

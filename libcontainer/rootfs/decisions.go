@@ -1,6 +1,9 @@
 package rootfs
 
-import "github.com/husk-runtime/husk/libcontainer/configs"
+import (
+	"github.com/husk-runtime/husk/libcontainer/configs"
+	"github.com/moby/sys/mountinfo"
+)
 
 // The decisions Go init makes about a mount, exported for the launcher's
 // mount plan (libcontainer/launch/mountplan.go), which must make the
@@ -20,3 +23,12 @@ func HasOption(data, key string) bool { return hasOption(data, key) }
 // MountSource is m's source, or its type when it has none: what mount(2)
 // gets, and what errors name.
 func MountSource(m *configs.Mount) string { return mountSource(m) }
+
+// CgroupRoot is where cgroup hierarchies are mounted.
+const CgroupRoot = cgroupRoot
+
+// HierarchyKey is how /proc/PID/cgroup names the hierarchy h ("" for
+// cgroup2, else its controllers, "cpu,cpuacct"); false when it has none.
+func HierarchyKey(h *mountinfo.Info, own map[string]string) (string, bool) {
+	return hierarchyKey(h, own)
+}

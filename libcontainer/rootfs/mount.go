@@ -33,7 +33,12 @@ func mountAll(r *rootDir, c *configs.Config) error {
 // mountError names mounts[i] in runc's words ("error mounting SRC to
 // rootfs at DST"), which scripts look for, then says what went wrong.
 func mountError(i int, m *configs.Mount, err error) error {
-	return fmt.Errorf("mounts[%d]: error mounting %q to rootfs at %q: %w", i, mountSource(m), m.Destination, err)
+	return fmt.Errorf("%s: %w", MountErrorHead(i, m), err)
+}
+
+// MountErrorHead is what an error of mounts[i] starts with.
+func MountErrorHead(i int, m *configs.Mount) string {
+	return fmt.Sprintf("mounts[%d]: error mounting %q to rootfs at %q", i, mountSource(m), m.Destination)
 }
 
 // isReadonlyDev reports whether m is a read-only filesystem on /dev.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,7 +22,8 @@ import (
 )
 
 // The comparison runs each side in a re-exec of the test binary in new
-// mount, pid, IPC and network namespaces, under one in a mount namespace
+// mount, pid, IPC and network namespaces (and cgroup, when the config
+// has one), under one in a mount namespace
 // of its own that stands for the host (hostSide): "go" builds the mounts with Go
 // init's rootfs.SetupWith (stopped before pivot_root), "c" with the
 // launcher's mounts.c from the plan launch.NewMountPlan makes; each
@@ -64,7 +64,11 @@ func hostSide(side string) int {
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), sideEnv+"="+side)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET}
+	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWNET)
+	if _, ok := c.Namespace(configs.NEWCGROUP); ok {
+		flags |= syscall.CLONE_NEWCGROUP
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags}
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, side, err)
 		return 2
@@ -165,7 +169,16 @@ func launcherMounts(c *configs.Config, root string) error {
 	if err := unix.Mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
-	plan, err := launch.NewMountPlan(c, nil)
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return err
+	}
+	own, err := rootfs.ParseOwnCgroups(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	plan, err := launch.NewMountPlan(c, launch.MountEnv{Cgroups: own})
 	if err != nil {
 		return err
 	}
@@ -249,7 +262,6 @@ func bundle(t *testing.T, edit func(s *specs.Spec, host string)) *configs.Config
 	}
 	s := specconv.Example()
 	s.Root.Path = rootfsDir
-	s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Type == "cgroup" })
 	edit(s, filepath.Join(dir, "host"))
 	c, _, err := specconv.Convert(s, specconv.Options{Bundle: dir})
 	if err != nil {
@@ -341,6 +353,7 @@ func requireRoot(t *testing.T) {
 func TestSameMountsAsGoInit(t *testing.T) {
 	requireRoot(t)
 	goSide, cSide := sides(t, func(s *specs.Spec, host string) {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
 		s.Mounts = append(s.Mounts,
 			specs.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev"}},
 			specs.Mount{Destination: "/etc/hostfile", Source: host + "/file", Options: []string{"bind", "ro"}},
@@ -392,4 +405,18 @@ func TestSameErrorsAsGoInit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Without a cgroup namespace, a cgroup mount binds the container's own
+// directories of the host's hierarchies (here the test's own).
+func TestSameCgroupBindsAsGoInit(t *testing.T) {
+	requireRoot(t)
+	goSide, cSide := sides(t, func(s *specs.Spec, host string) {})
+	if goSide != cSide {
+		t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher:\n%s", goSide, cSide)
+	}
+	if !strings.Contains(cSide, " /sys/fs/cgroup/memory ro,") {
+		t.Errorf("no read-only bind of the memory hierarchy in:\n%s", cSide)
+	}
+	t.Logf("both:\n%s", cSide)
 }

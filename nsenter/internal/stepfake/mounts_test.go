@@ -2,6 +2,7 @@ package stepfake
 
 import (
 	"encoding/binary"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +20,12 @@ import (
 const imageTree = "d /proc\nd /dev\nd /dev/shm\nd /sys\nd /srv\nf /srv/file\nd /srv/sub\nf /srv/sub/x\nl /srv/link ../etc\nl /escape /../../tmp\nl /toproc /proc/sys\nF /host/file\nD /host/dir\nP /host/proc\n"
 
 func step(i uint32, kind bootstrap.MountKind, dest bootstrap.MountDest, destination, source, fstype, data string, flags uint32) bootstrap.MountStep {
-	return bootstrap.MountStep{Index: i, Kind: kind, Dest: dest, Fd: -1, Destination: destination, Source: source, FSType: fstype, Data: data, Flags: flags}
+	shown := source
+	if shown == "" {
+		shown = fstype
+	}
+	head := fmt.Sprintf("mounts[%d]: error mounting %q to rootfs at %q", i, shown, destination)
+	return bootstrap.MountStep{Index: i, Kind: kind, Dest: dest, Fd: -1, Destination: destination, Source: source, FSType: fstype, Data: data, Flags: flags, Head: head}
 }
 
 // defaultPlan is the runc spec's mounts but cgroup, and binds.
@@ -263,7 +269,7 @@ func TestMountsMalformed(t *testing.T) {
 		}
 		return b
 	}
-	strs := []byte("/d\x00src\x00tmpfs\x00\x00\x00\x00")
+	strs := []byte("/d\x00src\x00tmpfs\x00\x00\x00\x00h\x00")
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -276,11 +282,14 @@ func TestMountsMalformed(t *testing.T) {
 		{"a bad propagation", append(root, mountRec(2, append(head(func(h []uint32) { h[10] = 3 }), strs...))...), "mounts[9]: propagation 0x3"},
 		{"a propagation after the end", append(root, mountRec(2, append(head(func(h []uint32) { h[11] = unix.MS_SLAVE }), strs...))...), "mounts[9]: propagation 0x80000"},
 		{"an fd for a filesystem", append(root, mountRec(2, append(head(func(h []uint32) { h[14] = 3 }), strs...))...), "mounts[9]: fd 3 for kind 1"},
-		{"a string not NUL-terminated", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00x"...))...), "mounts[9]: linux.mountLabel: not NUL-terminated"},
-		{"a relative destination", append(root, mountRec(2, append(head(nil), "d\x00src\x00tmpfs\x00\x00\x00\x00"...))...), `mounts[9]: destination "d" is not absolute`},
-		{"bytes after the strings", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00\x00z"...))...), "mounts[9]: 1 bytes after its strings"},
-		{"a long destination", append(root, mountRec(2, append(head(nil), "/"+strings.Repeat("d", 5000)+"\x00src\x00tmpfs\x00\x00\x00\x00"...))...), "mounts[9]: destination: 5001 bytes, over 4095"},
+		{"a string not NUL-terminated", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00\x00x"...))...), "mounts[9]: error head: not NUL-terminated"},
+		{"a relative destination", append(root, mountRec(2, append(head(nil), "d\x00src\x00tmpfs\x00\x00\x00\x00h\x00"...))...), `mounts[9]: destination "d" is not absolute`},
+		{"bytes after the strings", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00\x00h\x00z"...))...), "mounts[9]: 1 bytes after its strings"},
+		{"a long destination", append(root, mountRec(2, append(head(nil), "/"+strings.Repeat("d", 5000)+"\x00src\x00tmpfs\x00\x00\x00\x00h\x00"...))...), "mounts[9]: destination: 5001 bytes, over 4095"},
 		{"a short head", append(root, mountRec(2, []byte("abc"))...), "record MOUNT: 3 bytes"},
+		{"no error head", append(root, mountRec(2, append(head(nil), "/d\x00src\x00tmpfs\x00\x00\x00\x00\x00"...))...), "mounts[9]: no error head"},
+		{"a symlink's name with a slash", append(root, mountRec(2, append(head(func(h []uint32) { h[1] = uint32(bootstrap.MountSymlink) }), "/d\x00t\x00\x00../x\x00\x00\x00h\x00"...))...),
+			`mounts[9]: symlink "../x" -> "t": not a name and a target`},
 		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,5 +352,53 @@ func TestMountsLabel(t *testing.T) {
 	r, _ = Mounts(p, imageTree, setx, syscall.EOPNOTSUPP)
 	if r.Err == nil || !strings.HasSuffix(r.Err.Error(), `linux.mountLabel "`+l+`": setxattr security.selinux: operation not supported`) {
 		t.Fatalf("error %v", r.Err)
+	}
+}
+
+// A cgroup v1 mount's steps (launch's cgroupSteps): the tmpfs, a
+// co-mounted hierarchy and its symlinks, the read-only remount and the
+// propagation last; every failure names the mount, and the hierarchy.
+func TestMountsCgroupSteps(t *testing.T) {
+	const head = `mounts[6]: error mounting "cgroup" to rootfs at "/sys/fs/cgroup"`
+	ro := uint32(unix.MS_RDONLY | unix.MS_NOSUID)
+	tmpfs := step(6, bootstrap.MountFS, bootstrap.DestDir, "/sys/fs/cgroup", "tmpfs", "tmpfs", "mode=755", unix.MS_NOSUID)
+	tmpfs.Head = head + ": tmpfs"
+	cpu := step(6, bootstrap.MountFS, bootstrap.DestDir, "/sys/fs/cgroup/cpu,cpuacct", "cgroup", "cgroup", "cpu,cpuacct", ro)
+	cpu.Head = head + ": /sys/fs/cgroup/cpu,cpuacct"
+	link := func(name string) bootstrap.MountStep {
+		return bootstrap.MountStep{Index: 6, Kind: bootstrap.MountSymlink, Dest: bootstrap.DestDir, Fd: -1, Destination: "/sys/fs/cgroup",
+			Source: "cpu,cpuacct", Data: name, Head: cpu.Head}
+	}
+	last := step(6, bootstrap.MountRemount, bootstrap.DestDir, "/sys/fs/cgroup", "cgroup", "", "", ro)
+	last.Head, last.Propagation = head, []uint32{unix.MS_SLAVE | unix.MS_REC}
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{tmpfs, cpu, link("cpu"), link("cpuacct"), last}}
+	ok, err := Mounts(p, imageTree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	callsInOrder(t, ok.Calls, []string{"move_mount(tmpfs -> /sys/fs/cgroup)", "fsconfig(cgroup, cpu)", "fsconfig(cgroup, cpuacct)", "fsconfig(cgroup, ro)",
+		"move_mount(cgroup -> /sys/fs/cgroup/cpu,cpuacct)", "symlinkat(/sys/fs/cgroup/cpu -> cpu,cpuacct)",
+		"symlinkat(/sys/fs/cgroup/cpuacct -> cpu,cpuacct)", "fstatfs(/sys/fs/cgroup)",
+		"mount_setattr(/sys/fs/cgroup, set 0x23, clr 0x2000fc, prop 0x0)",
+		"mount_setattr(/sys/fs/cgroup, recursive, set 0x0, clr 0x0, prop 0x80000)"})
+	if ok.OpenFds != 0 {
+		t.Errorf("%d fds left open", ok.OpenFds)
+	}
+	for i, call := range ok.Calls {
+		r, err := Mounts(p, imageTree, i, syscall.EIO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Err == nil || !strings.HasPrefix(r.Err.Error(), "mounts[6]: error mounting \"cgroup\" to rootfs at \"/sys/fs/cgroup\"") && i > 0 {
+			t.Errorf("call %d %s fails: %v", i, call, r.Err)
+		}
+		if strings.HasPrefix(call, "symlinkat") && !strings.Contains(r.Err.Error(), ": /sys/fs/cgroup/cpu,cpuacct: symlinkat: input/output error") {
+			t.Errorf("call %d %s fails: %v", i, call, r.Err)
+		}
+	}
+	// A symlink already there is left.
+	r, _ := Mounts(p, imageTree, slices.Index(ok.Calls, "symlinkat(/sys/fs/cgroup/cpu -> cpu,cpuacct)"), syscall.EEXIST)
+	if r.Err != nil {
+		t.Errorf("an existing symlink: %v", r.Err)
 	}
 }
