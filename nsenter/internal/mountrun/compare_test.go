@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
@@ -91,7 +93,7 @@ func child(side string) int {
 			err = nil
 		}
 	} else {
-		err = launcherMounts(&c, root)
+		err = launcherMounts(&c, root, side == "c-fd")
 	}
 	if err != nil {
 		fmt.Println("error:", err)
@@ -161,8 +163,11 @@ func hostMounts(host string) error {
 
 // launcherMounts does what prepareRoot does for the default
 // propagation (not in the launcher yet), then the launcher's mounts, and
-// checks they leave no fd open.
-func launcherMounts(c *configs.Config, root string) error {
+// checks they leave no fd open. With fds (side "c-fd"), every bind's
+// source is an fd opened beforehand, as the parent opens them for a
+// user namespace or an idmap: an O_PATH fd, or every other one a
+// detached tree (open_tree).
+func launcherMounts(c *configs.Config, root string, fds bool) error {
 	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
 		return err
 	}
@@ -183,6 +188,11 @@ func launcherMounts(c *configs.Config, root string) error {
 		return err
 	}
 	before, _ := os.ReadDir("/proc/self/fd")
+	if fds {
+		if err := sourcesAsFds(plan, root); err != nil {
+			return err
+		}
+	}
 	if err := Run(plan); err != nil {
 		return err
 	}
@@ -190,6 +200,45 @@ func launcherMounts(c *configs.Config, root string) error {
 		return fmt.Errorf("fds open: %d before the mounts, %d after", len(before), len(after))
 	}
 	return nil
+}
+
+func sourcesAsFds(plan *bootstrap.MountPlan, root string) error {
+	detached := false
+	for i := range plan.Mounts {
+		s := &plan.Mounts[i]
+		if s.Kind != bootstrap.MountBind {
+			continue
+		}
+		src := s.Source
+		if s.Opts&bootstrap.MountInRoot != 0 {
+			src = filepath.Join(root, s.Source)
+		}
+		fd, err := rootfs.OpenSource(root, src)
+		if err != nil {
+			return err
+		}
+		if detached {
+			flags := unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_EMPTY_PATH
+			if s.Flags&unix.MS_REC != 0 {
+				flags |= unix.AT_RECURSIVE
+			}
+			tree, err := unix.OpenTree(fd, "", uint(flags))
+			unix.Close(fd)
+			if err != nil {
+				return fmt.Errorf("open_tree %s: %w", src, err)
+			}
+			fd, s.Opts = tree, s.Opts|bootstrap.MountDetached
+		}
+		s.Kind, s.Fd, s.Opts = bootstrap.MountBindFd, int32(fd), s.Opts&^bootstrap.MountInRoot
+		detached = !detached
+	}
+	return nil
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(s, "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 var anonDev = regexp.MustCompile(`^0:\d+$`)
@@ -352,7 +401,7 @@ func requireRoot(t *testing.T) {
 // launcher makes the same mount table as Go init.
 func TestSameMountsAsGoInit(t *testing.T) {
 	requireRoot(t)
-	goSide, cSide := sides(t, func(s *specs.Spec, host string) {
+	edit := func(s *specs.Spec, host string) {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
 		s.Mounts = append(s.Mounts,
 			specs.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev"}},
@@ -369,9 +418,16 @@ func TestSameMountsAsGoInit(t *testing.T) {
 			specs.Mount{Destination: "/tmpshared", Type: "tmpfs", Source: "tmpfs", Options: []string{"shared"}},
 			specs.Mount{Destination: "/seed", Type: "tmpfs", Source: "tmpfs", Options: []string{"tmpcopyup", "ro", "nodev"}},
 		)
-	})
+	}
+	goSide, cSide := sides(t, edit)
 	if goSide != cSide {
 		t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher:\n%s", goSide, cSide)
+	}
+	// The sources as the parent's fds, O_PATH or detached trees: the same
+	// mounts. A detached tree, made before the mounts, has an older mount
+	// id, which mountinfo lists first: the lines are compared sorted.
+	if fdSide := runSide(t, "c-fd", bundle(t, edit)); sortedLines(fdSide) != sortedLines(goSide) {
+		t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher, the sources as fds:\n%s", goSide, fdSide)
 	}
 	for _, want := range []string{" /tmp/inside ", " /run rw,nosuid,nodev,relatime [] tmpfs tmpfs rw,mode=710", " /rro/sub ro,nosuid", "/shared rw,relatime [shared:N master:N]", "/slave rw,relatime [master:N]", "/private rw,relatime []", "/seed ro,nodev,relatime [] tmpfs tmpfs rw,mode=711",
 		"seed/sub/setuid 104755 1000:1000 16 1000000001.000000007", "seed/file 100640 1000:1000 10 1000000001.000000007",
