@@ -80,6 +80,9 @@ func hostSide(side string) int {
 
 func child(side string) int {
 	runtime.LockOSThread()
+	if strings.HasPrefix(side, "bench-") {
+		return benchSide(side)
+	}
 	var c configs.Config
 	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -278,7 +281,7 @@ func mountsUnder(root string) (string, error) {
 
 // bundle makes a rootfs with an image's tree, and host files to bind,
 // and returns the example config on it, edited.
-func bundle(t *testing.T, edit func(s *specs.Spec, host string)) *configs.Config {
+func bundle(t testing.TB, edit func(s *specs.Spec, host string)) *configs.Config {
 	t.Helper()
 	dir := t.TempDir()
 	rootfsDir := filepath.Join(dir, "rootfs")
@@ -361,7 +364,7 @@ func seedTree(dir string) error {
 	return os.Chmod(dir, 0o711)
 }
 
-func runSide(t *testing.T, side string, c *configs.Config) string {
+func runSide(t testing.TB, side string, c *configs.Config) string {
 	t.Helper()
 	data, err := json.Marshal(c)
 	if err != nil {
@@ -385,7 +388,7 @@ func runSide(t *testing.T, side string, c *configs.Config) string {
 	return string(out)
 }
 
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make namespaces and mount")
