@@ -55,8 +55,9 @@ void stepfake_begin(const struct stepfake_conf *c);
  * The mounts' fake (mountfake.c): a small file tree, in-root and host
  * paths, that the mount calls look up and change. tree has one entry a
  * line: "d /path" (directory), "f /path" (file), "l /path TARGET"
- * (symlink) inside the root; "D", "F", "P" (a procfs directory) for host
- * paths. A mount tree attached at /x is the directory "@/x", what is made
+ * (symlink) inside the root, "r" a directory whose mount is read-only,
+ * nosuid (locked: statfs says so); "D", "F", "P" (a procfs directory)
+ * for host paths. A mount tree attached at /x is the directory "@/x", what is made
  * in it "@/x/name" (a tmpcopyup's copy). Runs the mount plan payload with mounts.c against it: 0, -1
  * (err has the reason), -2 (the plan did not parse). open_fds: the fds
  * still open after the run (a leak).

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "../../kernel.h"
 #include "../../mounts.h"
@@ -115,7 +116,7 @@ static int open_entry(const char *path, int flags)
 		errno = ENOENT;
 		return -1;
 	}
-	if ((flags & O_DIRECTORY) && type != 'd') {
+	if ((flags & O_DIRECTORY) && type != 'd' && type != 'r') {
 		errno = ENOTDIR;
 		return -1;
 	}
@@ -229,7 +230,7 @@ static int m_fstat(int fd, struct stat *st)
 		return -1;
 	memset(st, 0, sizeof(*st));
 	switch (f ? f->type : 'f') {
-	case 'd': case 'D': case 'P': st->st_mode = S_IFDIR | 01777; break;
+	case 'd': case 'D': case 'P': case 'r': st->st_mode = S_IFDIR | 01777; break;
 	case 'l': st->st_mode = S_IFLNK | 0777; break;
 	default: st->st_mode = S_IFREG | 0644;
 	}
@@ -244,6 +245,8 @@ static int m_fstatfs(int fd, struct statfs *fs)
 		return -1;
 	memset(fs, 0, sizeof(*fs));
 	fs->f_type = f && f->type == 'P' ? PROC_SUPER_MAGIC : TMPFS_MAGIC;
+	if (f && f->type == 'r')
+		fs->f_flags = ST_RDONLY | ST_NOSUID | ST_RELATIME;
 	return 0;
 }
 
@@ -335,7 +338,7 @@ int stepfake_fstatat(int dirfd, const char *name, struct stat *st, int flags)
 		return -1;
 	}
 	memset(st, 0, sizeof(*st));
-	st->st_mode = e->type == 'd' ? S_IFDIR | 0755 : e->type == 'l' ? S_IFLNK | 0777 : S_IFREG | 0640;
+	st->st_mode = e->type == 'd' || e->type == 'r' ? S_IFDIR | 0755 : e->type == 'l' ? S_IFLNK | 0777 : S_IFREG | 0640;
 	st->st_uid = st->st_gid = 7;
 	return 0;
 }

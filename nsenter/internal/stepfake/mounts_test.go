@@ -402,3 +402,36 @@ func TestMountsCgroupSteps(t *testing.T) {
 		t.Errorf("an existing symlink: %v", r.Err)
 	}
 }
+
+// A bind on a mount whose flags are locked (from a more privileged mount
+// namespace): the kernel refuses the exact flags (EPERM), the locked
+// ones are kept where nothing was asked of them, and asking one off is
+// an error in runc's words.
+func TestMountsLockedFlags(t *testing.T) {
+	const tree = imageTree + "r /locked\n"
+	bind := step(0, bootstrap.MountBind, bootstrap.DestBySource, "/locked", "/host/dir", "", "", unix.MS_BIND|unix.MS_NODEV)
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{bind}}
+	ok, err := Mounts(p, tree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	exact := slices.IndexFunc(ok.Calls, func(c string) bool { return strings.HasPrefix(c, "mount_setattr(/locked") })
+	r, err := Mounts(p, tree, exact, syscall.EPERM)
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	// nodev asked; ro, nosuid and relatime kept.
+	callsInOrder(t, r.Calls, []string{"fstatfs(/locked)", "mount_setattr(/locked, set 0x7, clr 0x2000f8, prop 0x0)"})
+	p.Mounts[0].Cleared = unix.MS_RDONLY
+	r, _ = Mounts(p, tree, exact, syscall.EPERM)
+	want := `mounts[0]: error mounting "/host/dir" to rootfs at "/locked": cannot clear flags locked on the source (ro): mount_setattr: operation not permitted`
+	if r.Err == nil || r.Err.Error() != want {
+		t.Fatalf("error %v, want %s", r.Err, want)
+	}
+	p.Mounts[0].Cleared, p.Mounts[0].Flags = 0, unix.MS_BIND|unix.MS_NOATIME
+	r, _ = Mounts(p, tree, exact, syscall.EPERM)
+	want = `cannot change the atime flags locked on the source (relatime) to noatime: mount_setattr: operation not permitted`
+	if r.Err == nil || !strings.HasSuffix(r.Err.Error(), want) {
+		t.Fatalf("error %v, want %s", r.Err, want)
+	}
+}
