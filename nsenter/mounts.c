@@ -129,6 +129,35 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 	return 0;
 }
 
+/* PREPARE: the propagation flags, then the mount points' paths. */
+static int parse_prepare(const char *p, size_t n, struct husk_mounts *out, char *err, size_t errlen)
+{
+	struct husk_mount_prepare *pr = &out->prepare;
+	size_t off = sizeof(*pr);
+
+	if (n < sizeof(*pr))
+		return perr(err, errlen, "mount plan: PREPARE: %zu bytes, want at least %zu", n, sizeof(*pr));
+	memcpy(pr, p, sizeof(*pr));
+	if (pr->n > HUSK_MOUNTS_MAX_POINTS)
+		return perr(err, errlen, "mount plan: PREPARE: %u mount points, over %d", pr->n, HUSK_MOUNTS_MAX_POINTS);
+	if (!valid_prop(pr->root_flags))
+		return perr(err, errlen, "mount plan: PREPARE: linux.rootfsPropagation 0x%x", pr->root_flags);
+	for (uint32_t i = 0; i < pr->n; i++) {
+		const char *s = p + off, *nul = memchr(s, '\0', n - off);
+
+		if (pr->flags[i] != MS_PRIVATE && pr->flags[i] != MS_SLAVE)
+			return perr(err, errlen, "mount plan: PREPARE: propagation 0x%x", pr->flags[i]);
+		if (!nul || s[0] != '/' || (size_t)(nul - s) >= PATH_BYTES)
+			return perr(err, errlen, "mount plan: PREPARE: mount point %u is not an absolute path", i);
+		out->points[i] = s;
+		off += nul - s + 1;
+	}
+	if (off != n)
+		return perr(err, errlen, "mount plan: PREPARE: %zu bytes after its paths", n - off);
+	out->has_prepare = 1;
+	return 0;
+}
+
 static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, char *err, size_t errlen)
 {
 	uint32_t hdr[2];
@@ -165,6 +194,11 @@ static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, 
 				return perr(err, errlen, "mount plan: ROOT: want one absolute path under %d bytes",
 					    PATH_BYTES);
 			out->root = p;
+			continue;
+		}
+		if (hdr[0] == HUSK_MOUNTS_PREPARE && !out->has_prepare && out->n == 0) {
+			if (parse_prepare(p, n, out, err, errlen) < 0)
+				return -1;
 			continue;
 		}
 		if (hdr[0] != HUSK_MOUNTS_MOUNT)
@@ -1011,9 +1045,53 @@ static int mount_one(struct run *r, const struct husk_mount *m)
 	return bind_path(r, m, flags, dest);
 }
 
+/* Sets the propagation flags (MS_* | MS_REC) on the mount at path. */
+static int propagate_path(const char *path, uint32_t flags)
+{
+	struct mount_attr a = { .propagation = flags & ~(uint32_t)MS_REC };
+	int fd = husk_k->open(path, O_PATH | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = husk_k->mount_setattr(fd, "", AT_EMPTY_PATH | (flags & MS_REC ? AT_RECURSIVE : 0), &a, sizeof(a));
+	close_keep_errno(fd);
+	return rc;
+}
+
+/* Go init's prepareRoot: the mount namespace cut off from the host's
+ * ("/" rslave, or linux.rootfsPropagation), the rootfs's mount and its
+ * parent isolated (isolateRoot, decided by the parent), then the rootfs
+ * bound onto itself, a mount point pivot_root can take. */
+static int prepare(const struct husk_mounts *p, char *err, size_t errlen)
+{
+	const struct husk_mount_prepare *pr = &p->prepare;
+	int tree, dst, rc;
+
+	if (propagate_path("/", pr->root_flags) < 0)
+		return perr(err, errlen, "linux.rootfsPropagation 0x%x: set on /: %s", pr->root_flags, husk_errtext(errno));
+	for (uint32_t i = 0; i < pr->n; i++)
+		if (propagate_path(p->points[i], pr->flags[i]) < 0)
+			return perr(err, errlen, "linux.rootfsPropagation: make mount %s %s: %s", p->points[i],
+				    pr->flags[i] == MS_SLAVE ? "slave" : "private", husk_errtext(errno));
+	tree = husk_k->open_tree(AT_FDCWD, p->root, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return perr(err, errlen, "root.path \"%s\": bind onto itself: open_tree: %s", p->root, husk_errtext(errno));
+	dst = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rc = dst < 0 ? -1 : husk_k->move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	if (rc < 0)
+		perr(err, errlen, "root.path \"%s\": bind onto itself: %s: %s", p->root, dst < 0 ? "open" : "move_mount",
+		     husk_errtext(errno));
+	close_keep_errno(dst);
+	husk_k->close(tree);
+	return rc;
+}
+
 int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
 {
 	struct run r = { .p = p };
+
+	if (p->has_prepare && prepare(p, err, errlen) < 0)
+		return -1;
 
 	r.root = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (r.root < 0)

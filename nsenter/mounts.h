@@ -21,6 +21,9 @@ struct husk_mount {
 
 struct husk_mounts {
 	const char *root; /* the rootfs's host path */
+	int has_prepare;
+	struct husk_mount_prepare prepare;
+	const char *points[HUSK_MOUNTS_MAX_POINTS]; /* prepare's paths */
 	struct husk_mount *m; /* malloc'd */
 	size_t n;
 	char *buf; /* owns the bytes */
@@ -31,8 +34,10 @@ struct husk_mounts {
 int husk_parse_mounts(const char *buf, size_t len, struct husk_mounts *out, char *err, size_t errlen);
 void husk_mounts_free(struct husk_mounts *p);
 
-/* Makes every mount of p inside its root, in order, through husk_k: 0,
- * or -1 with the reason in err, naming mounts[i] in runc's words. */
+/* Makes every mount of p inside its root, in order, through husk_k
+ * (after the PREPARE record's propagation and the rootfs's bind onto
+ * itself): 0, or -1 with the reason in err, naming mounts[i] in runc's
+ * words. */
 int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen);
 
 /* What mounts.c decides without the kernel, for the tests: whether dest

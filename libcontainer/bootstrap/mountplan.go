@@ -14,8 +14,10 @@ import (
 
 // The mount plan's records and bounds (mountplan.h).
 const (
-	RecMountsRoot  = C.HUSK_MOUNTS_ROOT
-	RecMountsMount = C.HUSK_MOUNTS_MOUNT
+	RecMountsRoot    = C.HUSK_MOUNTS_ROOT
+	RecMountsMount   = C.HUSK_MOUNTS_MOUNT
+	RecMountsPrepare = C.HUSK_MOUNTS_PREPARE
+	MountsMaxPoints  = C.HUSK_MOUNTS_MAX_POINTS
 
 	MountsMax      = C.HUSK_MOUNTS_MAX
 	MountsMaxCount = C.HUSK_MOUNTS_MAX_COUNT
@@ -60,13 +62,30 @@ const mountHeadSize = 64
 var (
 	_ [mountHeadSize - unsafe.Sizeof(C.struct_husk_mount_head{})]byte
 	_ [unsafe.Sizeof(C.struct_husk_mount_head{}) - mountHeadSize]byte
+	_ [16 - unsafe.Sizeof(C.struct_husk_mount_prepare{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_mount_prepare{}) - 16]byte
 )
 
 // MountPlan is config.json's mounts[] as the launcher makes them
 // (nsenter/mounts.c): Root is the rootfs's host path, symlinks resolved.
 type MountPlan struct {
-	Root   string
-	Mounts []MountStep
+	Root    string
+	Prepare *MountPrepare // nil: none (the tests' own)
+	Mounts  []MountStep
+}
+
+// MountPrepare is what comes before the mounts (Go init's prepareRoot):
+// "/" gets RootFlags (linux.rootfsPropagation), each of Points its
+// flags (isolateRoot's), then the rootfs is bound onto itself.
+type MountPrepare struct {
+	RootFlags uint32
+	Points    []MountPoint
+}
+
+// MountPoint is a host mount point and the propagation it gets.
+type MountPoint struct {
+	Path  string
+	Flags uint32
 }
 
 // MountStep is one mount, decided by the parent.
@@ -105,6 +124,22 @@ func (p *MountPlan) Encode() ([]byte, error) {
 	}
 	var e planEncoder
 	e.add(RecMountsRoot, cString(p.Root))
+	if pr := p.Prepare; pr != nil {
+		if len(pr.Points) > MountsMaxPoints {
+			return nil, fmt.Errorf("%d mount points to isolate, over %d", len(pr.Points), MountsMaxPoints)
+		}
+		head := make([]uint32, 2+MountsMaxPoints)
+		head[0], head[1] = pr.RootFlags, uint32(len(pr.Points))
+		var paths []string
+		for i, pt := range pr.Points {
+			if len(pt.Path) >= MountsMaxStr || strings.IndexByte(pt.Path, 0) >= 0 {
+				return nil, fmt.Errorf("mount point %q: over %d bytes, or a NUL", pt.Path, MountsMaxStr-1)
+			}
+			head[2+i] = pt.Flags
+			paths = append(paths, pt.Path)
+		}
+		e.add(RecMountsPrepare, append(u32s(head), nulList(paths)...))
+	}
 	for i := range p.Mounts {
 		s := &p.Mounts[i]
 		if len(s.Propagation) > MountsMaxProp {

@@ -7,7 +7,8 @@
  *
  * The payload has the PLAN frame's shape (bootstrap.h): records of a u32
  * type, a u32 payload length and the payload, zero-padded to a multiple
- * of 8 bytes. One ROOT record first, then one MOUNT record per mount.
+ * of 8 bytes. One ROOT record first, a PREPARE record, then one MOUNT
+ * record per step.
  */
 #ifndef HUSK_MOUNTPLAN_H
 #define HUSK_MOUNTPLAN_H
@@ -16,6 +17,13 @@
 
 #define HUSK_MOUNTS_ROOT  1 /* NUL-terminated: the rootfs's host path, symlinks
                                resolved (root.path), absolute              */
+#define HUSK_MOUNTS_PREPARE 3 /* struct husk_mount_prepare, then n NUL-terminated
+                               host paths; right after ROOT, or none. Before
+                               the mounts: "/" gets root_flags
+                               (linux.rootfsPropagation; rslave by default),
+                               each path its flags (MS_PRIVATE or MS_SLAVE:
+                               Go init's isolateRoot), then the rootfs is
+                               bound onto itself, recursively             */
 #define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
                                NUL-terminated strings: destination,
                                source, fstype, data, fallback, the label
@@ -71,6 +79,13 @@
                                    read-only when MS_RDONLY is asked       */
 #define HUSK_MOUNT_LABELLED  16 /* FS: the data has linux.mountLabel's
                                    context= (a refusal says so)            */
+
+#define HUSK_MOUNTS_MAX_POINTS 2 /* the rootfs itself, and one parent */
+struct husk_mount_prepare {
+	uint32_t root_flags; /* MS_SHARED ... | MS_REC, for "/"             */
+	uint32_t n;          /* paths that follow, at most MAX_POINTS       */
+	uint32_t flags[HUSK_MOUNTS_MAX_POINTS]; /* MS_PRIVATE or MS_SLAVE     */
+};
 
 struct husk_mount_head {
 	uint32_t index;   /* in mounts[], for errors                               */

@@ -8,6 +8,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,6 +44,9 @@ func NewMountPlan(cfg *configs.Config, env MountEnv) (*bootstrap.MountPlan, erro
 		return nil, fmt.Errorf("root.path %q: over %d bytes", root, bootstrap.MountsMaxStr-1)
 	}
 	plan := &bootstrap.MountPlan{Root: root}
+	if plan.Prepare, err = prepareStep(cfg, root); err != nil {
+		return nil, err
+	}
 	for i, m := range cfg.Mounts {
 		steps, err := mountSteps(cfg, i, m, env)
 		if err != nil {
@@ -125,6 +129,39 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv) ([]b
 		}
 	}
 	return []bootstrap.MountStep{s}, checkMountStep(field, &s)
+}
+
+// prepareStep is Go init's prepareRoot, decided here from the parent's
+// mount table, which the container's mount namespace copies: "/" gets
+// linux.rootfsPropagation (rslave by default), then isolateRoot's mount
+// points their propagation. Whether a mount is shared after "/" got its
+// flags is known without looking: recursive flags decide it for every
+// mount, others only for "/"; a copy made with a new user namespace
+// turns shared mounts into slaves.
+func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, error) {
+	if !cfg.NewNamespace(configs.NEWNS) {
+		return nil, fmt.Errorf("linux.namespaces: joining a mount namespace is not in the launcher's mount plan yet")
+	}
+	flags := unix.MS_SLAVE | unix.MS_REC
+	if cfg.RootPropagation != 0 {
+		flags = cfg.RootPropagation
+	}
+	mounts, err := rootfs.ParentMounts(root)
+	if err != nil {
+		return nil, fmt.Errorf("root.path: the mounts it lies on: %w", err)
+	}
+	userns := cfg.NewNamespace(configs.NEWUSER)
+	shared := func(m *mountinfo.Info) bool {
+		if flags&unix.MS_REC != 0 || m.Mountpoint == "/" {
+			return flags&unix.MS_SHARED != 0
+		}
+		return strings.Contains(m.Optional, "shared:") && !userns
+	}
+	p := &bootstrap.MountPrepare{RootFlags: uint32(flags)}
+	for _, pt := range rootfs.IsolatePoints(mounts, root, flags, shared) {
+		p.Points = append(p.Points, bootstrap.MountPoint{Path: pt.Mountpoint, Flags: uint32(pt.Flags)})
+	}
+	return p, nil
 }
 
 // bindStep makes s a bind of source: resolved inside the rootfs when it

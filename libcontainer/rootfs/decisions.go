@@ -32,3 +32,9 @@ const CgroupRoot = cgroupRoot
 func HierarchyKey(h *mountinfo.Info, own map[string]string) (string, bool) {
 	return hierarchyKey(h, own)
 }
+
+// ParentMounts are the mount table's entries at root and at its parents,
+// which isolateRoot looks at (IsolatePoints).
+func ParentMounts(root string) ([]*mountinfo.Info, error) {
+	return mountTable(mountinfo.ParentsFilter(root))
+}

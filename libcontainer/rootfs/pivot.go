@@ -46,31 +46,51 @@ func isolateRoot(root string, flags int) error {
 	if err != nil {
 		return err
 	}
+	shared := func(m *mountinfo.Info) bool { return strings.Contains(m.Optional, "shared:") }
+	for _, p := range IsolatePoints(mounts, root, flags, shared) {
+		if err := mount("", p.Mountpoint, "", p.Flags, ""); err != nil {
+			return fmt.Errorf("make mount %s %s: %w", p.Mountpoint, propagationName(p.Flags), err)
+		}
+	}
+	return nil
+}
+
+// IsolatePoint is a mount point isolateRoot changes, and to what
+// (MS_PRIVATE or MS_SLAVE).
+type IsolatePoint struct {
+	Mountpoint string
+	Flags      int
+}
+
+// IsolatePoints is what isolateRoot changes, in order: of mounts (the
+// mount table's entries at root and its parents), the rootfs itself when
+// it is a shared mount point (shared says so of a mount, after "/" got
+// the rootfsPropagation flags), then the deepest parent mount.
+func IsolatePoints(mounts []*mountinfo.Info, root string, flags int, shared func(*mountinfo.Info) bool) []IsolatePoint {
 	// Of mounts stacked on one point the last listed is on top; deepest first.
 	top := map[string]*mountinfo.Info{}
 	for _, m := range mounts {
 		top[m.Mountpoint] = m
 	}
 	points := slices.SortedFunc(maps.Keys(top), func(a, b string) int { return len(b) - len(a) })
+	var out []IsolatePoint
 	for _, p := range points {
 		m, self := top[p], p == root
 		want := unix.MS_PRIVATE
 		switch {
-		case self && !strings.Contains(m.Optional, "shared:"):
+		case self && !shared(m):
 			continue
 		case self && flags&(unix.MS_SHARED|unix.MS_SLAVE) != 0:
 			want = unix.MS_SLAVE
 		case !self && flags&unix.MS_SLAVE != 0:
 			want = unix.MS_SLAVE
 		}
-		if err := mount("", p, "", want, ""); err != nil {
-			return fmt.Errorf("make mount %s %s: %w", p, propagationName(want), err)
-		}
+		out = append(out, IsolatePoint{p, want})
 		if !self {
-			return nil
+			break
 		}
 	}
-	return nil
+	return out
 }
 
 func propagationName(flags int) string {

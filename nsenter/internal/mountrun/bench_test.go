@@ -97,16 +97,9 @@ func benchSide(side string) int {
 	return 0
 }
 
-// benchLauncher is what the launcher will do: prepareRoot's default (by
-// hand, as launcherMounts), then the plan's mounts; the plan itself is
-// the parent's, and made here too.
+// benchLauncher is what the launcher will do: the plan's prepareRoot
+// part and mounts; the plan itself is the parent's, and made here too.
 func benchLauncher(c *configs.Config, root string, own map[string]string) error {
-	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-		return err
-	}
-	if err := unix.Mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return err
-	}
 	plan, err := launch.NewMountPlan(c, launch.MountEnv{Cgroups: own})
 	if err != nil {
 		return err

@@ -38,6 +38,10 @@ const (
 
 var errStop = errors.New("stop before pivot_root")
 
+// sharedRoot, an annotation of the config, makes the rootfs a shared
+// mount point on the host's side.
+const sharedRoot = "husk-test.shared-root"
+
 func TestMain(m *testing.M) {
 	if side := os.Getenv(sideEnv); side != "" {
 		if host, ok := strings.CutPrefix(side, "host:"); ok {
@@ -62,6 +66,17 @@ func hostSide(side string) int {
 	if err := hostMounts(filepath.Join(filepath.Dir(root), "host")); err != nil {
 		fmt.Fprintln(os.Stderr, "the host's mounts:", err)
 		return 2
+	}
+	if c.Annotations[sharedRoot] != "" { // the rootfs a shared mount point of the host's
+		for _, m := range []struct {
+			src   string
+			flags uintptr
+		}{{root, unix.MS_BIND}, {"", unix.MS_SHARED}} {
+			if err := unix.Mount(m.src, root, "", m.flags, ""); err != nil {
+				fmt.Fprintln(os.Stderr, "the rootfs shared:", err)
+				return 2
+			}
+		}
 	}
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), sideEnv+"="+side)
@@ -164,19 +179,12 @@ func hostMounts(host string) error {
 	return nil
 }
 
-// launcherMounts does what prepareRoot does for the default
-// propagation (not in the launcher yet), then the launcher's mounts, and
-// checks they leave no fd open. With fds (side "c-fd"), every bind's
+// launcherMounts makes the launcher's mounts (prepareRoot's part among
+// them), and checks they leave no fd open. With fds (side "c-fd"), every bind's
 // source is an fd opened beforehand, as the parent opens them for a
 // user namespace or an idmap: an O_PATH fd, or every other one a
 // detached tree (open_tree).
 func launcherMounts(c *configs.Config, root string, fds bool) error {
-	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-		return err
-	}
-	if err := unix.Mount(root, root, "bind", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return err
-	}
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
 		return err
@@ -192,6 +200,16 @@ func launcherMounts(c *configs.Config, root string, fds bool) error {
 	}
 	before, _ := os.ReadDir("/proc/self/fd")
 	if fds {
+		// The sources are opened after prepareRoot's part, as the
+		// parent opens them (MOUNT_SOURCE) while init mounts: a tree
+		// cloned before "/" is made rslave stays a peer of the host's
+		// mounts.
+		prep := *plan
+		prep.Mounts = nil
+		if err := Run(&prep); err != nil {
+			return err
+		}
+		plan.Prepare = nil
 		if err := sourcesAsFds(plan, root); err != nil {
 			return err
 		}
@@ -262,21 +280,30 @@ func mountsUnder(root string) (string, error) {
 		f, g := strings.Fields(pre), strings.Fields(post)
 		point := f[4]
 		if point != root && !strings.HasPrefix(point, root+"/") {
+			if point == "/" || strings.HasPrefix(root, point+"/") { // a parent: its propagation
+				fmt.Fprintf(&b, "parent %s [%s]\n", point, peerGroups(f[6:]))
+			}
 			continue
 		}
 		dev := f[2]
 		if anonDev.MatchString(dev) {
 			dev = "0:N"
 		}
-		optional := f[6:]
-		for i, o := range optional {
-			optional[i] = peerGroup.ReplaceAllString(o, "$1:N") // ids vary from run to run
-		}
 		fsRoot := strings.Replace(f[3], filepath.Dir(root), "BUNDLE", 1)
 		fmt.Fprintf(&b, "%s %s /%s %s [%s] %s\n", dev, fsRoot, strings.TrimPrefix(strings.TrimPrefix(point, root), "/"),
-			f[5], strings.Join(optional, " "), strings.Join(g, " "))
+			f[5], peerGroups(f[6:]), strings.Join(g, " "))
 	}
 	return b.String(), nil
+}
+
+// peerGroups are a mountinfo line's optional fields, without the peer
+// group ids, which vary from run to run.
+func peerGroups(optional []string) string {
+	out := make([]string, len(optional))
+	for i, o := range optional {
+		out[i] = peerGroup.ReplaceAllString(o, "$1:N")
+	}
+	return strings.Join(out, " ")
 }
 
 // bundle makes a rootfs with an image's tree, and host files to bind,
@@ -478,4 +505,26 @@ func TestSameCgroupBindsAsGoInit(t *testing.T) {
 		t.Errorf("no read-only bind of the memory hierarchy in:\n%s", cSide)
 	}
 	t.Logf("both:\n%s", cSide)
+}
+
+// linux.rootfsPropagation, with the rootfs a plain directory or a shared
+// mount point of the host's: the same propagation on "/", the rootfs and
+// its parent (isolateRoot), decided by the parent for the launcher.
+func TestSamePropagationAsGoInit(t *testing.T) {
+	requireRoot(t)
+	for _, prop := range []string{"", "rslave", "rprivate", "rshared", "slave", "private", "shared"} {
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%q shared-root %v", prop, shared), func(t *testing.T) {
+				goSide, cSide := sides(t, func(s *specs.Spec, host string) {
+					s.Linux.RootfsPropagation = prop
+					if shared {
+						s.Annotations = map[string]string{sharedRoot: "1"}
+					}
+				})
+				if goSide != cSide {
+					t.Fatalf("the mounts differ\nGo init:\n%s\nlauncher:\n%s", goSide, cSide)
+				}
+			})
+		}
+	}
 }

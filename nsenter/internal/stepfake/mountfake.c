@@ -129,8 +129,8 @@ static int m_open(const char *path, int flags)
 
 	if (stepfake_rec("open(%s)", path))
 		return -1;
-	if (strcmp(path, root_path) == 0)
-		return new_fd('e', 'd', "/");
+	if (strcmp(path, root_path) == 0 || strcmp(path, "/") == 0) /* the rootfs; the host's "/" */
+		return new_fd('e', path[1] ? 'd' : 'D', "/");
 	e = find('h', path);
 	if (!e) {
 		errno = ENOENT;

@@ -291,6 +291,8 @@ func TestMountsMalformed(t *testing.T) {
 		{"a symlink's name with a slash", append(root, mountRec(2, append(head(func(h []uint32) { h[1] = uint32(bootstrap.MountSymlink) }), "/d\x00t\x00\x00../x\x00\x00\x00h\x00"...))...),
 			`mounts[9]: symlink "../x" -> "t": not a name and a target`},
 		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
+		{"three mount points", append(root, mountRec(bootstrap.RecMountsPrepare, binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(make([]byte, 0, 16), unix.MS_SLAVE), 3))...), "PREPARE: 8 bytes, want at least 16"},
+		{"a bad rootfs propagation", append(root, mountRec(bootstrap.RecMountsPrepare, make([]byte, 16))...), "PREPARE: linux.rootfsPropagation 0x0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := MountsRaw(tc.b, imageTree, -1, 0)
@@ -433,5 +435,30 @@ func TestMountsLockedFlags(t *testing.T) {
 	want = `cannot change the atime flags locked on the source (relatime) to noatime: mount_setattr: operation not permitted`
 	if r.Err == nil || !strings.HasSuffix(r.Err.Error(), want) {
 		t.Fatalf("error %v, want %s", r.Err, want)
+	}
+}
+
+// prepareRoot's part: "/" gets the propagation, each isolated mount point
+// its own, the rootfs is bound onto itself; each failure is named.
+func TestMountsPrepare(t *testing.T) {
+	p := defaultPlan()
+	p.Mounts = p.Mounts[:1]
+	p.Prepare = &bootstrap.MountPrepare{RootFlags: unix.MS_SLAVE | unix.MS_REC, Points: []bootstrap.MountPoint{{Path: "/host/dir", Flags: unix.MS_SLAVE}}}
+	ok, err := Mounts(p, imageTree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	callsInOrder(t, ok.Calls, []string{"open(/)", "mount_setattr(/, recursive, set 0x0, clr 0x0, prop 0x80000)",
+		"open(/host/dir)", "mount_setattr(/host/dir, set 0x0, clr 0x0, prop 0x80000)",
+		"open_tree(?, recursive)", "open(/r)", "move_mount(tree:? -> /)", "open(/r)", "fsopen(proc)"})
+	wants := []string{"linux.rootfsPropagation 0x84000: set on /: input/output error", "linux.rootfsPropagation 0x84000: set on /: input/output error",
+		"linux.rootfsPropagation: make mount /host/dir slave: input/output error", "linux.rootfsPropagation: make mount /host/dir slave: input/output error",
+		`root.path "/r": bind onto itself: open_tree: input/output error`, `root.path "/r": bind onto itself: open: input/output error`,
+		`root.path "/r": bind onto itself: move_mount: input/output error`}
+	for i, want := range wants {
+		r, _ := Mounts(p, imageTree, i, syscall.EIO)
+		if r.Err == nil || r.Err.Error() != want || r.OpenFds != 0 {
+			t.Errorf("call %d %s fails: %v (%d fds open), want %s", i, ok.Calls[i], r.Err, r.OpenFds, want)
+		}
 	}
 }
