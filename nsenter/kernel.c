@@ -193,6 +193,7 @@ const struct husk_kernel husk_real_kernel = {
 	.fchmod = fchmod,
 	.utimensat = utimensat,
 	.fsetxattr = fsetxattr,
+	.unlinkat = unlinkat,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

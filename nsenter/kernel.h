@@ -83,6 +83,7 @@ struct husk_kernel {
 	int (*fchmod)(int fd, mode_t mode);
 	int (*utimensat)(int dirfd, const char *path, const struct timespec times[2], int flags);
 	int (*fsetxattr)(int fd, const char *name, const void *value, size_t size, int flags);
+	int (*unlinkat)(int dirfd, const char *name, int flags);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -95,12 +96,12 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 	}
 	if (off != n)
 		return perr(err, errlen, "mounts[%u]: %zu bytes after its strings", h->index, n - off);
-	if (h->kind < HUSK_MOUNT_FS || h->kind > HUSK_MOUNT_REMOUNT)
+	if (h->kind < HUSK_MOUNT_FS || h->kind > HUSK_MOUNT_MKDIR)
 		return perr(err, errlen, "mounts[%u]: kind %u", h->index, h->kind);
 	if (h->dest < HUSK_DEST_DIR || h->dest > HUSK_DEST_COVERED)
 		return perr(err, errlen, "mounts[%u]: destination kind %u", h->index, h->dest);
 	if (h->opts & ~(uint32_t)(HUSK_MOUNT_IN_ROOT | HUSK_MOUNT_DETACHED | HUSK_MOUNT_TMPFS_MODE | HUSK_MOUNT_COPYUP |
-				  HUSK_MOUNT_LABELLED))
+				  HUSK_MOUNT_LABELLED | HUSK_MOUNT_REPLACE))
 		return perr(err, errlen, "mounts[%u]: options 0x%x", h->index, h->opts);
 	if (h->pad)
 		return perr(err, errlen, "mounts[%u]: padding is not zero", h->index);
@@ -126,6 +127,27 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 		else if (ended || !valid_prop(h->prop[i]))
 			return perr(err, errlen, "mounts[%u]: propagation 0x%x", h->index, h->prop[i]);
 	}
+	return 0;
+}
+
+/* DEVICE: the node, then its absolute path, alone. */
+static int parse_device(const char *p, size_t n, struct husk_mount *m, char *err, size_t errlen)
+{
+	const char *path = p + sizeof(m->dev);
+	uint32_t type;
+
+	if (n < sizeof(m->dev) + 2)
+		return perr(err, errlen, "mount plan: DEVICE: %zu bytes, want a node and a path", n);
+	memcpy(&m->dev, p, sizeof(m->dev));
+	type = m->dev.mode & S_IFMT;
+	if ((type != S_IFCHR && type != S_IFBLK && type != S_IFIFO) || (m->dev.mode & ~(uint32_t)(S_IFMT | 07777)))
+		return perr(err, errlen, "devices[%u]: mode 0%o", m->dev.index, m->dev.mode);
+	if (path[0] != '/' || p[n - 1] != '\0' || memchr(path, '\0', n - sizeof(m->dev) - 1) || n - sizeof(m->dev) > PATH_BYTES ||
+	    p[n - 2] == '/')
+		return perr(err, errlen, "devices[%u]: the path is not one absolute path under %d bytes", m->dev.index, PATH_BYTES);
+	m->is_device = 1;
+	m->dest = path;
+	m->source = m->fstype = m->data = m->fallback = m->root_label = m->head = "";
 	return 0;
 }
 
@@ -201,8 +223,8 @@ static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, 
 				return -1;
 			continue;
 		}
-		if (hdr[0] != HUSK_MOUNTS_MOUNT)
-			return perr(err, errlen, "mount plan: record %u at offset %zu, want MOUNT", hdr[0], off);
+		if (hdr[0] != HUSK_MOUNTS_MOUNT && hdr[0] != HUSK_MOUNTS_DEVICE)
+			return perr(err, errlen, "mount plan: record %u at offset %zu, want MOUNT or DEVICE", hdr[0], off);
 		if (out->n == HUSK_MOUNTS_MAX_COUNT)
 			return perr(err, errlen, "mount plan: more than %d mounts", HUSK_MOUNTS_MAX_COUNT);
 		if (out->n % 64 == 0) {
@@ -213,7 +235,8 @@ static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, 
 			out->m = more;
 		}
 		memset(&out->m[out->n], 0, sizeof(out->m[0]));
-		if (parse_mount(p, n, &out->m[out->n], err, errlen) < 0)
+		if (hdr[0] == HUSK_MOUNTS_DEVICE ? parse_device(p, n, &out->m[out->n], err, errlen) < 0 :
+						   parse_mount(p, n, &out->m[out->n], err, errlen) < 0)
 			return -1;
 		out->n++;
 	}
@@ -991,6 +1014,10 @@ static int symlink_in(struct run *r, const struct husk_mount *m)
 
 	if (dir < 0)
 		return -1;
+	if ((m->h.opts & HUSK_MOUNT_REPLACE) && husk_k->unlinkat(dir, m->data, 0) < 0 && errno != ENOENT) {
+		close_keep_errno(dir);
+		return fail(r, "unlinkat: %s", husk_errtext(errno));
+	}
 	rc = husk_k->symlinkat(m->source, dir, m->data);
 	close_keep_errno(dir);
 	if (rc < 0 && errno != EEXIST)
@@ -1025,11 +1052,111 @@ static int remount_add(struct run *r, const struct husk_mount *m)
 	return finish_mount(r, m);
 }
 
+/* Go's makeCwd: destination made when it is missing, inside the root;
+ * one that exists, or leads through a /proc magic link, is left to the
+ * launcher's chdir, which says what is wrong with it. */
+static int make_missing(struct run *r, const struct husk_mount *m)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	int fd = husk_k->openat2(r->root, m->dest, &how, sizeof(how));
+
+	if (fd >= 0)
+		husk_k->close(fd);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOSYS))
+		return 0;
+	fd = open_in_root(r, m->dest, MAKE_DIR, NULL);
+	if (fd < 0)
+		return -1;
+	husk_k->close(fd);
+	return 0;
+}
+
+static char device_type(uint32_t mode)
+{
+	return S_ISBLK(mode) ? 'b' : S_ISFIFO(mode) ? 'p' : 'c';
+}
+
+/* Go's bindDevice: where mknod is not permitted (a user namespace), the
+ * host's node (a clone, checked to be the device asked) bound onto an
+ * empty file (checked to be one). */
+static int bind_device(struct run *r, const struct husk_mount *m)
+{
+	const struct husk_mount_device *d = &m->dev;
+	struct stat st;
+	int src, dst, rc;
+
+	src = husk_k->open_tree(AT_FDCWD, m->dest, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (src < 0)
+		return fail(r, "mknod not permitted, bind host %s: open_tree: %s", m->dest, husk_errtext(errno));
+	if (husk_k->fstat(src, &st) < 0) {
+		close_keep_errno(src);
+		return fail(r, "mknod not permitted, host %s: fstat: %s", m->dest, husk_errtext(errno));
+	}
+	if ((st.st_mode & S_IFMT) != (d->mode & S_IFMT) || st.st_rdev != d->rdev) {
+		husk_k->close(src);
+		return fail(r, "mknod not permitted, host %s: is not the %c device %u:%u (mode %#o, device %u:%u)", m->dest,
+			    device_type(d->mode), major(d->rdev), minor(d->rdev), st.st_mode, major(st.st_rdev),
+			    minor(st.st_rdev));
+	}
+	dst = open_in_root(r, m->dest, MAKE_FILE, NULL);
+	if (dst < 0) {
+		husk_k->close(src);
+		return -1;
+	}
+	rc = husk_k->fstat(dst, &st);
+	if (rc < 0)
+		fail(r, "fstat: %s", husk_errtext(errno));
+	else if (!S_ISREG(st.st_mode))
+		rc = fail(r, "bind target is not a regular file (mode %#o)", st.st_mode);
+	else if ((rc = husk_k->move_mount(src, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) < 0)
+		fail(r, "mknod not permitted, bind host %s: move_mount: %s", m->dest, husk_errtext(errno));
+	husk_k->close(dst);
+	husk_k->close(src);
+	return rc;
+}
+
+/* Go's createDevice: a node of linux.devices made with mknod, its mode
+ * and owner set exactly; one already there is left. */
+static int device(struct run *r, const struct husk_mount *m)
+{
+	const struct husk_mount_device *d = &m->dev;
+	char dir[PATH_BYTES];
+	const char *name = strrchr(m->dest, '/') + 1;
+	int fd, rc;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(name - m->dest), m->dest);
+	fd = open_in_root(r, dir[1] ? dir : "/", MAKE_DIR, NULL);
+	if (fd < 0)
+		return -1;
+	rc = husk_k->mknodat(fd, name, d->mode, d->rdev);
+	if (rc < 0 && errno == EEXIST) {
+		husk_k->close(fd);
+		return 0;
+	}
+	if (rc < 0 && errno == EPERM) {
+		husk_k->close(fd);
+		return bind_device(r, m);
+	}
+	if (rc < 0)
+		fail(r, "mknodat: %s", husk_errtext(errno));
+	else if ((rc = husk_k->fchmodat(fd, name, d->mode & 07777, 0)) < 0) /* mknod's went through the umask */
+		fail(r, "fchmodat: %s", husk_errtext(errno));
+	else if ((rc = husk_k->fchownat(fd, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW)) < 0)
+		fail(r, "fchownat: %s", husk_errtext(errno));
+	husk_k->close(fd);
+	return rc;
+}
+
 static int mount_one(struct run *r, const struct husk_mount *m)
 {
 	char dest[PATH_BYTES];
 	uint32_t flags = m->h.flags;
 
+	if (m->is_device)
+		return device(r, m);
+	if (m->h.kind == HUSK_MOUNT_MKDIR)
+		return make_missing(r, m);
 	if (m->h.kind == HUSK_MOUNT_SYMLINK)
 		return symlink_in(r, m);
 	if (m->h.kind == HUSK_MOUNT_REMOUNT)
@@ -1099,9 +1226,13 @@ int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct husk_mount *m = &p->m[i];
 
-		if (mount_one(&r, m) == 0 && cover_root(&r, m->dest) == 0)
+		char path[256];
+
+		if (mount_one(&r, m) == 0 && (m->is_device || cover_root(&r, m->dest) == 0))
 			continue;
 		husk_k->close(r.root);
+		if (m->is_device)
+			return perr(err, errlen, "devices[%u] %s: %s", m->dev.index, quote(m->dest, path, sizeof(path)), r.why);
 		return perr(err, errlen, "%s: %s", m->head, r.why);
 	}
 	husk_k->close(r.root);

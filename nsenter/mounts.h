@@ -16,6 +16,8 @@
 /* One parsed MOUNT record: strings point into the plan's buffer. */
 struct husk_mount {
 	struct husk_mount_head h;
+	int is_device; /* a DEVICE record: dev, dest */
+	struct husk_mount_device dev;
 	const char *dest, *source, *fstype, *data, *fallback, *root_label, *head;
 };
 

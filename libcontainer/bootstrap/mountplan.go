@@ -17,6 +17,7 @@ const (
 	RecMountsRoot    = C.HUSK_MOUNTS_ROOT
 	RecMountsMount   = C.HUSK_MOUNTS_MOUNT
 	RecMountsPrepare = C.HUSK_MOUNTS_PREPARE
+	RecMountsDevice  = C.HUSK_MOUNTS_DEVICE
 	MountsMaxPoints  = C.HUSK_MOUNTS_MAX_POINTS
 
 	MountsMax      = C.HUSK_MOUNTS_MAX
@@ -36,6 +37,7 @@ const (
 	MountBindFd  MountKind = C.HUSK_MOUNT_BIND_FD // a bind of an fd the parent opened
 	MountSymlink MountKind = C.HUSK_MOUNT_SYMLINK // a symlink Data -> Source in Destination
 	MountRemount MountKind = C.HUSK_MOUNT_REMOUNT // flags added to the mount at Destination
+	MountMkdir   MountKind = C.HUSK_MOUNT_MKDIR   // Destination made when missing (process.cwd)
 )
 
 // MountDest is what a missing destination is made as.
@@ -55,6 +57,7 @@ const (
 	MountTmpfsMode = C.HUSK_MOUNT_TMPFS_MODE
 	MountCopyUp    = C.HUSK_MOUNT_COPYUP
 	MountLabelled  = C.HUSK_MOUNT_LABELLED
+	MountReplace   = C.HUSK_MOUNT_REPLACE
 )
 
 const mountHeadSize = 64
@@ -64,6 +67,8 @@ var (
 	_ [unsafe.Sizeof(C.struct_husk_mount_head{}) - mountHeadSize]byte
 	_ [16 - unsafe.Sizeof(C.struct_husk_mount_prepare{})]byte
 	_ [unsafe.Sizeof(C.struct_husk_mount_prepare{}) - 16]byte
+	_ [24 - unsafe.Sizeof(C.struct_husk_mount_device{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_mount_device{}) - 24]byte
 )
 
 // MountPlan is config.json's mounts[] as the launcher makes them
@@ -82,14 +87,23 @@ type MountPrepare struct {
 	Points    []MountPoint
 }
 
+// MountDevice is a node of linux.devices (devices[Index]) made at the
+// step's Destination.
+type MountDevice struct {
+	Index, Mode, UID, GID uint32
+	Rdev                  uint64
+}
+
 // MountPoint is a host mount point and the propagation it gets.
 type MountPoint struct {
 	Path  string
 	Flags uint32
 }
 
-// MountStep is one mount, decided by the parent.
+// MountStep is one mount, decided by the parent (or, with Device set,
+// one of linux.devices' nodes).
 type MountStep struct {
+	Device         *MountDevice
 	Index          uint32 // in mounts[]
 	Kind           MountKind
 	Dest           MountDest
@@ -142,6 +156,15 @@ func (p *MountPlan) Encode() ([]byte, error) {
 	}
 	for i := range p.Mounts {
 		s := &p.Mounts[i]
+		if d := s.Device; d != nil {
+			if len(s.Destination) >= MountsMaxStr || strings.IndexByte(s.Destination, 0) >= 0 {
+				return nil, fmt.Errorf("devices[%d]: %q: over %d bytes, or a NUL", d.Index, s.Destination, MountsMaxStr-1)
+			}
+			b := u32s([]uint32{d.Index, d.Mode})
+			b = u64s(b, d.Rdev)
+			e.add(RecMountsDevice, append(append(b, u32s([]uint32{d.UID, d.GID})...), cString(s.Destination)...))
+			continue
+		}
 		if len(s.Propagation) > MountsMaxProp {
 			return nil, fmt.Errorf("mounts[%d]: %d propagation flags, over %d", s.Index, len(s.Propagation), MountsMaxProp)
 		}

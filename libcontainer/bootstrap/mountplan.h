@@ -24,6 +24,10 @@
                                each path its flags (MS_PRIVATE or MS_SLAVE:
                                Go init's isolateRoot), then the rootfs is
                                bound onto itself, recursively             */
+#define HUSK_MOUNTS_DEVICE  4 /* struct husk_mount_device, then the node's
+                               container path (NUL-terminated): made in
+                               its place among the steps (Go init: after
+                               the mounts, before the /dev symlinks)       */
 #define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
                                NUL-terminated strings: destination,
                                source, fstype, data, fallback, the label
@@ -59,6 +63,8 @@
 #define HUSK_MOUNT_REMOUNT 5 /* the mount at destination: flags added
                                 (a read-only cgroup v1 tmpfs), then the
                                 recursive attributes and propagation     */
+#define HUSK_MOUNT_MKDIR   6 /* destination made as directories when it is
+                                missing (process.cwd)                      */
 
 /* What the destination is made as when missing (dest). */
 #define HUSK_DEST_DIR       1 /* directories                               */
@@ -79,12 +85,21 @@
                                    read-only when MS_RDONLY is asked       */
 #define HUSK_MOUNT_LABELLED  16 /* FS: the data has linux.mountLabel's
                                    context= (a refusal says so)            */
+#define HUSK_MOUNT_REPLACE   32 /* SYMLINK: what is there unlinked first
+                                   (/dev/ptmx)                             */
 
 #define HUSK_MOUNTS_MAX_POINTS 2 /* the rootfs itself, and one parent */
 struct husk_mount_prepare {
 	uint32_t root_flags; /* MS_SHARED ... | MS_REC, for "/"             */
 	uint32_t n;          /* paths that follow, at most MAX_POINTS       */
 	uint32_t flags[HUSK_MOUNTS_MAX_POINTS]; /* MS_PRIVATE or MS_SLAVE     */
+};
+
+struct husk_mount_device {
+	uint32_t index;    /* in devices[], for errors      */
+	uint32_t mode;     /* S_IFCHR, S_IFBLK, S_IFIFO | permissions */
+	uint64_t rdev;     /* makedev(major, minor)         */
+	uint32_t uid, gid;
 };
 
 struct husk_mount_head {

@@ -53,11 +53,52 @@ func NewMountPlan(cfg *configs.Config, env MountEnv) (*bootstrap.MountPlan, erro
 			return nil, err
 		}
 		plan.Mounts = append(plan.Mounts, steps...)
-		if n := len(plan.Mounts); n > bootstrap.MountsMaxCount {
-			return nil, fmt.Errorf("mounts: %d steps, over the %d husk's launcher takes", n, bootstrap.MountsMaxCount)
-		}
+	}
+	after, err := afterMounts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	plan.Mounts = append(plan.Mounts, after...)
+	if n := len(plan.Mounts); n > bootstrap.MountsMaxCount {
+		return nil, fmt.Errorf("mounts and devices: %d steps, over the %d husk's launcher takes", n, bootstrap.MountsMaxCount)
 	}
 	return plan, nil
+}
+
+// afterMounts are Go init's steps after the mounts (buildRoot): a /dev
+// tmpfs's nodes (linux.devices) and symlinks, then a missing process.cwd.
+func afterMounts(cfg *configs.Config) ([]bootstrap.MountStep, error) {
+	var steps []bootstrap.MountStep
+	if dev, devpts := rootfs.SetsUpDev(cfg); dev {
+		for i, d := range cfg.Devices {
+			mode, err := rootfs.DeviceMode(d)
+			if err != nil {
+				return nil, fmt.Errorf("devices[%d] %q: %w", i, d.Path, err)
+			}
+			if !strings.HasPrefix(d.Path, "/") || strings.HasSuffix(d.Path, "/") || len(d.Path) >= bootstrap.MountsMaxStr || strings.IndexByte(d.Path, 0) >= 0 {
+				return nil, fmt.Errorf("devices[%d].path %q: not a clean absolute path under %d bytes", i, d.Path, bootstrap.MountsMaxStr)
+			}
+			steps = append(steps, bootstrap.MountStep{Destination: d.Path, Device: &bootstrap.MountDevice{
+				Index: uint32(i), Mode: mode, Rdev: unix.Mkdev(uint32(d.Major), uint32(d.Minor)), UID: d.UID, GID: d.GID}})
+		}
+		for _, l := range rootfs.DevLinks(devpts) {
+			s := bootstrap.MountStep{Kind: bootstrap.MountSymlink, Dest: bootstrap.DestDir, Fd: -1, Destination: "/dev",
+				Source: l[1], Data: l[0], Head: fmt.Sprintf("/dev symlinks: %s -> %s", l[0], l[1])}
+			if l[0] == "ptmx" {
+				s.Opts = bootstrap.MountReplace
+			}
+			steps = append(steps, s)
+		}
+	}
+	if p := cfg.Process; p != nil && p.Cwd != "" {
+		s := bootstrap.MountStep{Kind: bootstrap.MountMkdir, Dest: bootstrap.DestDir, Fd: -1, Destination: p.Cwd,
+			Head: fmt.Sprintf("process.cwd %q: make it in the rootfs", p.Cwd)}
+		if err := checkMountStep("process.cwd", &s); err != nil {
+			return nil, err
+		}
+		steps = append(steps, s)
+	}
+	return steps, nil
 }
 
 // mountSteps decides how mounts[i] is made: one step, or more for a

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,8 +73,8 @@ func TestMountPlanExample(t *testing.T) {
 		{"/data", bootstrap.MountBind, bootstrap.DestBySource, 0, "/tmp", unix.MS_BIND | unix.MS_REC | unix.MS_RDONLY},
 		{"/srv/in", bootstrap.MountBind, bootstrap.DestBySource, bootstrap.MountInRoot, "/srv", unix.MS_BIND},
 	}
-	if len(p.Mounts) != len(wants) {
-		t.Fatalf("%d steps, want %d: %+v", len(p.Mounts), len(wants), p.Mounts)
+	if len(p.Mounts) < len(wants) || p.Mounts[len(wants)].Device == nil {
+		t.Fatalf("%d steps, want %d mounts, then the devices: %+v", len(p.Mounts), len(wants), p.Mounts)
 	}
 	for i, w := range wants {
 		s := p.Mounts[i]
@@ -131,6 +132,9 @@ func TestMountPlanLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range p.Mounts {
+		if s.Kind != bootstrap.MountFS {
+			continue // the nodes, the links, the cwd after the mounts
+		}
 		labelled := strings.Contains(s.Data, `context="`+l+`"`)
 		if want := s.FSType != "proc" && s.FSType != "sysfs" && s.FSType != "mqueue"; labelled != want || s.Opts&bootstrap.MountLabelled == 0 {
 			t.Errorf("%s: data %q, opts %#x", s.Destination, s.Data, s.Opts)
@@ -251,7 +255,12 @@ func TestMountPlanCgroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps := p.Mounts[6:]
+		var steps []bootstrap.MountStep
+		for _, s := range p.Mounts {
+			if strings.HasPrefix(s.Head, "mounts[6]:") {
+				steps = append(steps, s)
+			}
+		}
 		head := `mounts[6]: error mounting "cgroup" to rootfs at "/sys/fs/cgroup"`
 		if rootfs.CgroupV2() {
 			if len(steps) != 1 || (cgroupns && steps[0].FSType != "cgroup2") || (!cgroupns && steps[0].Source != "/sys/fs/cgroup/c") {
@@ -282,3 +291,40 @@ func TestMountPlanCgroup(t *testing.T) {
 		}
 	}
 }
+
+// After the mounts, as Go init's buildRoot: a /dev tmpfs's nodes
+// (linux.devices) and symlinks (ptmx replaced), then a missing cwd.
+func TestMountPlanAfterMounts(t *testing.T) {
+	c := exampleConfig(t, func(s *specs.Spec) {
+		withoutCgroup(s)
+		s.Process.Cwd = "/work/here"
+		s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/mine", Type: "c", Major: 1, Minor: 3, FileMode: ptr(os.FileMode(0o600)), UID: ptr(uint32(7)), GID: ptr(uint32(8))}}
+	})
+	p, err := NewMountPlan(c, MountEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devices, links []string
+	for _, s := range p.Mounts {
+		switch {
+		case s.Device != nil:
+			devices = append(devices, fmt.Sprintf("%s %o %d:%d %d:%d", s.Destination, s.Device.Mode, unix.Major(s.Device.Rdev), unix.Minor(s.Device.Rdev), s.Device.UID, s.Device.GID))
+		case s.Kind == bootstrap.MountSymlink:
+			links = append(links, fmt.Sprintf("%s/%s -> %s %d", s.Destination, s.Data, s.Source, s.Opts))
+		}
+	}
+	if !slices.Contains(devices, "/dev/mine 20600 1:3 7:8") || !slices.Contains(devices, "/dev/null 20666 1:3 0:0") {
+		t.Errorf("devices %q", devices)
+	}
+	if !slices.Contains(links, "/dev/fd -> /proc/self/fd 0") || !slices.Contains(links, fmt.Sprintf("/dev/ptmx -> pts/ptmx %d", bootstrap.MountReplace)) {
+		t.Errorf("links %q", links)
+	}
+	if last := p.Mounts[len(p.Mounts)-1]; last.Kind != bootstrap.MountMkdir || last.Destination != "/work/here" || last.Head != `process.cwd "/work/here": make it in the rootfs` {
+		t.Errorf("last step %+v, want the cwd", last)
+	}
+	if _, err := p.Encode(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

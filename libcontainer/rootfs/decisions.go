@@ -38,3 +38,12 @@ func HierarchyKey(h *mountinfo.Info, own map[string]string) (string, bool) {
 func ParentMounts(root string) ([]*mountinfo.Info, error) {
 	return mountTable(mountinfo.ParentsFilter(root))
 }
+
+// SetsUpDev reports whether Go init fills /dev (setupDev): the config
+// mounts a tmpfs there; and whether devpts is on /dev/pts.
+func SetsUpDev(c *configs.Config) (dev, devpts bool) {
+	return hasMount(c, "/dev", "tmpfs"), hasMount(c, "/dev/pts", "")
+}
+
+// DeviceMode is the mknod mode of d: its type bits and permissions.
+func DeviceMode(d *configs.Device) (uint32, error) { return deviceMode(d) }

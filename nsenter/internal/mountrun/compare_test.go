@@ -119,9 +119,21 @@ func child(side string) int {
 	}
 	table, err := mountsUnder(root)
 	if err == nil {
-		var seed string
+		var seed, dev string
 		seed, err = listTree(filepath.Join(root, "seed"))
-		table += seed
+		if err == nil {
+			dev, err = listDev(filepath.Join(root, "dev"))
+		}
+		table += seed + dev
+		for _, d := range c.Devices {
+			var st unix.Stat_t
+			serr := unix.Lstat(filepath.Join(root, d.Path), &st)
+			table += fmt.Sprintf("device %s %o %d:%d %d:%d %v\n", d.Path, st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Uid, st.Gid, serr)
+		}
+		if c.Process != nil {
+			_, cerr := os.Stat(filepath.Join(root, c.Process.Cwd))
+			table += fmt.Sprintf("cwd %s: %v\n", c.Process.Cwd, cerr == nil)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -296,6 +308,25 @@ func mountsUnder(root string) (string, error) {
 	return b.String(), nil
 }
 
+// listDev lists /dev's own entries: name, type and mode, device, owner,
+// a symlink's target.
+func listDev(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(dir, e.Name()), &st); err != nil {
+			return "", err
+		}
+		target, _ := os.Readlink(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "dev/%s %o %d:%d %d:%d %s\n", e.Name(), st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev), st.Uid, st.Gid, target)
+	}
+	return b.String(), nil
+}
+
 // peerGroups are a mountinfo line's optional fields, without the peer
 // group ids, which vary from run to run.
 func peerGroups(optional []string) string {
@@ -425,14 +456,18 @@ func requireRoot(t testing.TB) {
 // The runc spec's mounts (but cgroup), a tmpfs without mode=, and binds:
 // a file, a directory, read-only, recursive, one whose destination is a
 // symlink leading out of the root, one whose source is in the root; the
-// propagations, from a host directory that is shared with a peer; a
-// read-only tmpcopyup of a directory with a file of another owner, a
+// propagations, from a host directory that is shared with a peer; /dev's
+// nodes (a device of the config's in a directory to make) and links, a
+// missing cwd; a read-only tmpcopyup of a directory with a file of another owner, a
 // setuid file, a symlink, a fifo, times of their own. The
 // launcher makes the same mount table as Go init.
 func TestSameMountsAsGoInit(t *testing.T) {
 	requireRoot(t)
 	edit := func(s *specs.Spec, host string) {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
+		s.Process.Cwd = "/work/here"
+		mode, uid := os.FileMode(0o640), uint32(1000)
+		s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/sub/mine", Type: "c", Major: 1, Minor: 5, FileMode: &mode, UID: &uid, GID: &uid}}
 		s.Mounts = append(s.Mounts,
 			specs.Mount{Destination: "/run", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev"}},
 			specs.Mount{Destination: "/etc/hostfile", Source: host + "/file", Options: []string{"bind", "ro"}},
@@ -461,7 +496,8 @@ func TestSameMountsAsGoInit(t *testing.T) {
 	}
 	for _, want := range []string{" /tmp/inside ", " /run rw,nosuid,nodev,relatime [] tmpfs tmpfs rw,mode=710", " /rro/sub ro,nosuid", "/shared rw,relatime [shared:N master:N]", "/slave rw,relatime [master:N]", "/private rw,relatime []", "/seed ro,nodev,relatime [] tmpfs tmpfs rw,mode=711",
 		"seed/sub/setuid 104755 1000:1000 16 1000000001.000000007", "seed/file 100640 1000:1000 10 1000000001.000000007",
-		"seed/link 120777 0:0 12 1000000001.000000007 ../etc/hosts", "seed/fifo 10600 0:0 0 1000000001.000000007", "seed 40711 0:0 "} {
+		"seed/link 120777 0:0 12 1000000001.000000007 ../etc/hosts", "seed/fifo 10600 0:0 0 1000000001.000000007", "seed 40711 0:0 ",
+		"dev/null 20666 1:3 0:0 ", "dev/ptmx 120777 0:0 0:0 pts/ptmx", "dev/fd 120777 0:0 0:0 /proc/self/fd", "cwd /work/here: true", "device /dev/sub/mine 20640 1:5 1000:1000 <nil>"} {
 		if !strings.Contains(cSide, want) {
 			t.Errorf("no %q in:\n%s", want, cSide)
 		}

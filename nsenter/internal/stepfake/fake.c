@@ -401,6 +401,7 @@ static const struct husk_kernel fake_kernel = {
 	.mount_setattr = stepfake_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
 	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
 	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
+	.unlinkat = stepfake_unlinkat,
 };
 
 const struct husk_kernel *stepfake_kernel(void)

@@ -85,5 +85,6 @@ int stepfake_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
 int stepfake_fchmod(int fd, mode_t mode);
 int stepfake_utimensat(int dirfd, const char *path, const struct timespec times[2], int flags);
 int stepfake_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
+int stepfake_unlinkat(int dirfd, const char *name, int flags);
 
 #endif

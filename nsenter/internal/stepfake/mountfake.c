@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 
 #include "../../kernel.h"
 #include "../../mounts.h"
@@ -229,6 +230,11 @@ static int m_fstat(int fd, struct stat *st)
 	if (stepfake_rec("fstat(%s)", name_of(fd)))
 		return -1;
 	memset(st, 0, sizeof(*st));
+	if (f && strcmp(f->path, "tree:/dev/null") == 0) { /* the host's node */
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(1, 3);
+		return 0;
+	}
 	switch (f ? f->type : 'f') {
 	case 'd': case 'D': case 'P': case 'r': st->st_mode = S_IFDIR | 01777; break;
 	case 'l': st->st_mode = S_IFLNK | 0777; break;
@@ -303,9 +309,11 @@ int stepfake_open_tree(int dirfd, const char *path, unsigned int flags)
 {
 	char name[NAME];
 
-	if (stepfake_rec("open_tree(%s%s)", name_of(dirfd), flags & AT_RECURSIVE ? ", recursive" : ""))
+	const char *from = dirfd == AT_FDCWD ? path : name_of(dirfd);
+
+	if (stepfake_rec("open_tree(%s%s)", from, flags & AT_RECURSIVE ? ", recursive" : ""))
 		return -1;
-	snprintf(name, sizeof(name), "tree:%s", name_of(dirfd));
+	snprintf(name, sizeof(name), "tree:%s", from);
 	return new_fd('t', 't', name);
 }
 
@@ -489,4 +497,20 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 int stepfake_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
 {
 	return stepfake_rec("fsetxattr(%s, %s, %.*s)", name_of(fd), name, (int)size, (const char *)value) ? -1 : 0;
+}
+
+int stepfake_unlinkat(int dirfd, const char *name, int flags)
+{
+	char path[NAME];
+	struct entry *e;
+
+	join(name_of(dirfd), name, path);
+	if (stepfake_rec("unlinkat(%s)", path))
+		return -1;
+	if (!(e = find('r', path))) {
+		errno = ENOENT;
+		return -1;
+	}
+	e->path[0] = '\0'; /* gone */
+	return 0;
 }

@@ -292,6 +292,8 @@ func TestMountsMalformed(t *testing.T) {
 			`mounts[9]: symlink "../x" -> "t": not a name and a target`},
 		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
 		{"three mount points", append(root, mountRec(bootstrap.RecMountsPrepare, binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(make([]byte, 0, 16), unix.MS_SLAVE), 3))...), "PREPARE: 8 bytes, want at least 16"},
+		{"a device of a socket's mode", append(root, mountRec(bootstrap.RecMountsDevice, append(binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, 2), unix.S_IFSOCK|0o600), append(make([]byte, 16), "/dev/x\x00"...)...))...), "devices[2]: mode 0140600"},
+		{"a device's path ending in /", append(root, mountRec(bootstrap.RecMountsDevice, append(binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, 2), unix.S_IFCHR|0o600), append(make([]byte, 16), "/dev/\x00"...)...))...), "devices[2]: the path is not one absolute path"},
 		{"a bad rootfs propagation", append(root, mountRec(bootstrap.RecMountsPrepare, make([]byte, 16))...), "PREPARE: linux.rootfsPropagation 0x0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -450,7 +452,7 @@ func TestMountsPrepare(t *testing.T) {
 	}
 	callsInOrder(t, ok.Calls, []string{"open(/)", "mount_setattr(/, recursive, set 0x0, clr 0x0, prop 0x80000)",
 		"open(/host/dir)", "mount_setattr(/host/dir, set 0x0, clr 0x0, prop 0x80000)",
-		"open_tree(?, recursive)", "open(/r)", "move_mount(tree:? -> /)", "open(/r)", "fsopen(proc)"})
+		"open_tree(/r, recursive)", "open(/r)", "move_mount(tree:/r -> /)", "open(/r)", "fsopen(proc)"})
 	wants := []string{"linux.rootfsPropagation 0x84000: set on /: input/output error", "linux.rootfsPropagation 0x84000: set on /: input/output error",
 		"linux.rootfsPropagation: make mount /host/dir slave: input/output error", "linux.rootfsPropagation: make mount /host/dir slave: input/output error",
 		`root.path "/r": bind onto itself: open_tree: input/output error`, `root.path "/r": bind onto itself: open: input/output error`,
@@ -459,6 +461,56 @@ func TestMountsPrepare(t *testing.T) {
 		r, _ := Mounts(p, imageTree, i, syscall.EIO)
 		if r.Err == nil || r.Err.Error() != want || r.OpenFds != 0 {
 			t.Errorf("call %d %s fails: %v (%d fds open), want %s", i, ok.Calls[i], r.Err, r.OpenFds, want)
+		}
+	}
+}
+
+// After the mounts: a node of linux.devices (mknod, then its exact mode
+// and owner; where mknod is not permitted the host's node, checked,
+// bound on an empty file), /dev's links (ptmx replaced), a missing cwd.
+func TestMountsDevicesLinksCwd(t *testing.T) {
+	null := bootstrap.MountStep{Destination: "/dev/null", Device: &bootstrap.MountDevice{Index: 0, Mode: unix.S_IFCHR | 0o666, Rdev: unix.Mkdev(1, 3)}}
+	mine := bootstrap.MountStep{Destination: "/dev/sub/mine", Device: &bootstrap.MountDevice{Index: 1, Mode: unix.S_IFCHR | 0o640, Rdev: unix.Mkdev(1, 5), UID: 7, GID: 8}}
+	ptmx := bootstrap.MountStep{Kind: bootstrap.MountSymlink, Dest: bootstrap.DestDir, Opts: bootstrap.MountReplace, Fd: -1, Destination: "/dev",
+		Source: "pts/ptmx", Data: "ptmx", Head: "/dev symlinks: ptmx -> pts/ptmx"}
+	cwd := bootstrap.MountStep{Kind: bootstrap.MountMkdir, Dest: bootstrap.DestDir, Fd: -1, Destination: "/work/here", Head: `process.cwd "/work/here": make it in the rootfs`}
+	p := &bootstrap.MountPlan{Root: "/r", Mounts: []bootstrap.MountStep{null, mine, ptmx, cwd}}
+	tree := imageTree + "f /dev/ptmx\n"
+	ok, err := Mounts(p, tree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	callsInOrder(t, ok.Calls, []string{"mknodat(/dev/null)", "fchmodat(/dev/null, 0666)", "fchownat(/dev/null, 0, 0)",
+		"mkdirat(/dev/sub)", "mknodat(/dev/sub/mine)", "fchmodat(/dev/sub/mine, 0640)", "fchownat(/dev/sub/mine, 7, 8)",
+		"unlinkat(/dev/ptmx)", "symlinkat(/dev/ptmx -> pts/ptmx)",
+		"openat2(/work/here, follow)", "mkdirat(/work)", "mkdirat(/work/here)"})
+	mknod := slices.Index(ok.Calls, "mknodat(/dev/null)")
+	r, _ := Mounts(p, tree, mknod, syscall.EPERM)
+	if r.Err != nil || r.OpenFds != 0 {
+		t.Fatalf("mknod not permitted: %v, %d fds open", r.Err, r.OpenFds)
+	}
+	callsInOrder(t, r.Calls, []string{"open_tree(/dev/null)", "fstat(tree:/dev/null)", "mknodat(/dev/null)", "fstat(/dev/null)", "move_mount(tree:/dev/null -> /dev/null)"})
+	// The host's node must be the device asked.
+	p.Mounts[0].Device.Rdev = unix.Mkdev(1, 9)
+	r, _ = Mounts(p, tree, mknod, syscall.EPERM)
+	want := `devices[0] "/dev/null": mknod not permitted, host /dev/null: is not the c device 1:9 (mode 020666, device 1:3)`
+	if r.Err == nil || r.Err.Error() != want {
+		t.Fatalf("error %v, want %s", r.Err, want)
+	}
+	p.Mounts[0].Device.Rdev = unix.Mkdev(1, 3)
+	for i, call := range ok.Calls {
+		r, _ := Mounts(p, tree, i, syscall.EIO)
+		if r.OpenFds != 0 {
+			t.Errorf("call %d %s fails: %d fds open", i, call, r.OpenFds)
+		}
+		if i == 0 {
+			continue
+		}
+		if r.Err == nil && !strings.HasPrefix(call, "openat2(/work") {
+			t.Errorf("call %d %s fails: no error", i, call)
+		}
+		if r.Err != nil && !regexp.MustCompile(`^(devices\[[01]\] "/dev/(null|sub/mine)"|/dev symlinks: ptmx -> pts/ptmx|process.cwd "/work/here": make it in the rootfs): .*input/output error$`).MatchString(r.Err.Error()) {
+			t.Errorf("call %d %s fails: %v", i, call, r.Err)
 		}
 	}
 }
