@@ -104,19 +104,19 @@ static int k_openat(int dirfd, const char *path, int flags, mode_t mode)
 	return openat(dirfd, path, flags, mode);
 }
 
-static int k_fsopen(const char *fstype, unsigned int flags)
+static int k_fsopen(const char *fstype)
 {
-	return syscall(SYS_fsopen, fstype, flags);
+	return syscall(SYS_fsopen, fstype, FSOPEN_CLOEXEC);
 }
 
-static int k_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux)
+static int k_fsconfig(int fd, unsigned int cmd, const char *key, const char *value)
 {
-	return syscall(SYS_fsconfig, fd, cmd, key, value, aux);
+	return syscall(SYS_fsconfig, fd, cmd, key, value, 0);
 }
 
-static int k_fsmount(int fd, unsigned int flags, unsigned int attrs)
+static int k_fsmount(int fd, unsigned int attrs)
 {
-	return syscall(SYS_fsmount, fd, flags, attrs);
+	return syscall(SYS_fsmount, fd, FSMOUNT_CLOEXEC, attrs);
 }
 
 static int k_open_tree(int dirfd, const char *path, unsigned int flags)
@@ -124,9 +124,9 @@ static int k_open_tree(int dirfd, const char *path, unsigned int flags)
 	return syscall(SYS_open_tree, dirfd, path, flags);
 }
 
-static int k_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags)
+static int k_move_mount(int from, int to)
 {
-	return syscall(SYS_move_mount, from_dirfd, from, to_dirfd, to, flags);
+	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 }
 
 static int k_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)

@@ -68,11 +68,11 @@ struct husk_kernel {
 	int (*mkdirat)(int dirfd, const char *name, mode_t mode);
 	int (*mknodat)(int dirfd, const char *name, mode_t mode, dev_t dev);
 	ssize_t (*readlinkat)(int dirfd, const char *path, char *buf, size_t n);
-	int (*fsopen)(const char *fstype, unsigned int flags);
-	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const void *value, int aux);
-	int (*fsmount)(int fd, unsigned int flags, unsigned int attrs);
 	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
-	int (*move_mount)(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
+	int (*move_mount)(int from, int to); /* a detached tree onto an O_PATH fd */
+	int (*fsopen)(const char *fstype);   /* FSOPEN_CLOEXEC */
+	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
+	int (*fsmount)(int fd, unsigned int attrs); /* FSMOUNT_CLOEXEC */
 	int (*mount_setattr)(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
 	/* tmpcopyup (copyup.c) */
 	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);

@@ -715,7 +715,7 @@ static int finish_mount(struct run *r, const struct husk_mount *m)
 /* Attaches the detached tree from on the destination fd to. */
 static int attach(struct run *r, int from, int to)
 {
-	if (husk_k->move_mount(from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+	if (husk_k->move_mount(from, to) < 0)
 		return fail(r, "move_mount: %s", husk_errtext(errno));
 	return 0;
 }
@@ -823,7 +823,7 @@ static int config(struct run *r, int fs, unsigned int cmd, const char *key, cons
 	ssize_t n;
 	int e;
 
-	if (husk_k->fsconfig(fs, cmd, key, value, 0) == 0)
+	if (husk_k->fsconfig(fs, cmd, key, value) == 0)
 		return 0;
 	e = errno;
 	n = husk_k->read(fs, msg, sizeof(msg) - 1);
@@ -844,7 +844,7 @@ static int make_fs(struct run *r, const struct husk_mount *m, uint32_t flags, co
 	char opts[PATH_BYTES + 32];
 	int fs, mnt = -1, n;
 
-	fs = husk_k->fsopen(m->fstype, FSOPEN_CLOEXEC);
+	fs = husk_k->fsopen(m->fstype);
 	if (fs < 0)
 		return fail(r, "fsopen %s: %s", m->fstype, husk_errtext(errno));
 	if (config(r, fs, FSCONFIG_SET_STRING, "source", m->source) < 0)
@@ -881,7 +881,7 @@ static int make_fs(struct run *r, const struct husk_mount *m, uint32_t flags, co
 			goto out;
 	if (config(r, fs, FSCONFIG_CMD_CREATE, NULL, NULL) < 0)
 		goto out;
-	mnt = husk_k->fsmount(fs, FSMOUNT_CLOEXEC, fs_attrs(flags));
+	mnt = husk_k->fsmount(fs, fs_attrs(flags));
 	if (mnt < 0)
 		fail(r, "fsmount: %s", husk_errtext(errno));
 out:
@@ -1109,7 +1109,7 @@ static int bind_device(struct run *r, const struct husk_mount *m)
 		fail(r, "fstat: %s", husk_errtext(errno));
 	else if (!S_ISREG(st.st_mode))
 		rc = fail(r, "bind target is not a regular file (mode %#o)", st.st_mode);
-	else if ((rc = husk_k->move_mount(src, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) < 0)
+	else if ((rc = husk_k->move_mount(src, dst)) < 0)
 		fail(r, "mknod not permitted, bind host %s: move_mount: %s", m->dest, husk_errtext(errno));
 	husk_k->close(dst);
 	husk_k->close(src);
@@ -1204,7 +1204,7 @@ static int prepare(const struct husk_mounts *p, char *err, size_t errlen)
 	if (tree < 0)
 		return perr(err, errlen, "root.path \"%s\": bind onto itself: open_tree: %s", p->root, husk_errtext(errno));
 	dst = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	rc = dst < 0 ? -1 : husk_k->move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	rc = dst < 0 ? -1 : husk_k->move_mount(tree, dst);
 	if (rc < 0)
 		perr(err, errlen, "root.path \"%s\": bind onto itself: %s: %s", p->root, dst < 0 ? "open" : "move_mount",
 		     husk_errtext(errno));

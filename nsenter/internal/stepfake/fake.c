@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -383,6 +384,38 @@ static int f_execve(const char *path, char *const argv[], char *const envp[])
 	return -1;
 }
 
+/* The mount calls, recorded (the mounts' own fake, mountfake.c, models
+ * them on its file tree). */
+static int f_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	return rec("open_tree(%d%s)", dirfd, flags & AT_RECURSIVE ? ", recursive" : "") ? -1 : 400;
+}
+
+static int f_move_mount(int from, int to)
+{
+	return rec("move_mount(%d, %d)", from, to) ? -1 : 0;
+}
+
+static int f_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
+{
+	return rec("mount_setattr(%d, set 0x%llx)", dirfd, (unsigned long long)attr->attr_set) ? -1 : 0;
+}
+
+static int f_fsopen(const char *fstype)
+{
+	return rec("fsopen(%s)", fstype) ? -1 : 401;
+}
+
+static int f_fsconfig(int fd, unsigned int cmd, const char *key, const char *value)
+{
+	return rec("fsconfig(%d, %s=%s)", fd, key ? key : "", value ? value : "") ? -1 : 0;
+}
+
+static int f_fsmount(int fd, unsigned int attrs)
+{
+	return rec("fsmount(%d, 0x%x)", fd, attrs) ? -1 : 402;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -396,9 +429,9 @@ static const struct husk_kernel fake_kernel = {
 	.capset = f_capset, .execve = f_execve, .step = mark,
 	/* mountfake.c */
 	.openat = stepfake_openat, .mkdirat = stepfake_mkdirat, .mknodat = stepfake_mknodat,
-	.readlinkat = stepfake_readlinkat, .fsopen = stepfake_fsopen, .fsconfig = stepfake_fsconfig,
-	.fsmount = stepfake_fsmount, .open_tree = stepfake_open_tree, .move_mount = stepfake_move_mount,
-	.mount_setattr = stepfake_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
+	.readlinkat = stepfake_readlinkat, .fsopen = f_fsopen, .fsconfig = f_fsconfig,
+	.fsmount = f_fsmount, .open_tree = f_open_tree, .move_mount = f_move_mount,
+	.mount_setattr = f_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
 	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
 	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
 	.unlinkat = stepfake_unlinkat,

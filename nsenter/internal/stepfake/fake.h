@@ -64,17 +64,10 @@ void stepfake_begin(const struct stepfake_conf *c);
  */
 int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail_at, int fail_errno, char *err,
 			size_t errlen, int *open_fds);
-struct mount_attr;
 int stepfake_openat(int dirfd, const char *path, int flags, mode_t mode);
 int stepfake_mkdirat(int dirfd, const char *name, mode_t mode);
 int stepfake_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev);
 ssize_t stepfake_readlinkat(int dirfd, const char *path, char *buf, size_t n);
-int stepfake_fsopen(const char *fstype, unsigned int flags);
-int stepfake_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux);
-int stepfake_fsmount(int fd, unsigned int flags, unsigned int attrs);
-int stepfake_open_tree(int dirfd, const char *path, unsigned int flags);
-int stepfake_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags);
-int stepfake_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
 struct stat;
 struct timespec;
 int stepfake_fstatat(int dirfd, const char *path, struct stat *st, int flags);

@@ -278,19 +278,19 @@ static ssize_t m_read(int fd, void *buf, size_t n)
 	return stepfake_rec("read(%s)", name_of(fd)) ? -1 : 0;
 }
 
-int stepfake_fsopen(const char *fstype, unsigned int flags)
+static int m_fsopen(const char *fstype)
 {
 	if (stepfake_rec("fsopen(%s)", fstype))
 		return -1;
 	return new_fd('c', 'c', fstype);
 }
 
-int stepfake_fsconfig(int fd, unsigned int cmd, const char *key, const void *value, int aux)
+static int m_fsconfig(int fd, unsigned int cmd, const char *key, const char *value)
 {
 	int r;
 
 	switch (cmd) {
-	case FSCONFIG_SET_STRING: r = stepfake_rec("fsconfig(%s, %s=%s)", name_of(fd), key, (const char *)value); break;
+	case FSCONFIG_SET_STRING: r = stepfake_rec("fsconfig(%s, %s=%s)", name_of(fd), key, value); break;
 	case FSCONFIG_SET_FLAG: r = stepfake_rec("fsconfig(%s, %s)", name_of(fd), key); break;
 	case FSCONFIG_CMD_CREATE: r = stepfake_rec("fsconfig(%s, create)", name_of(fd)); break;
 	default: r = stepfake_rec("fsconfig(%s, cmd %u)", name_of(fd), cmd);
@@ -298,14 +298,14 @@ int stepfake_fsconfig(int fd, unsigned int cmd, const char *key, const void *val
 	return r ? -1 : 0;
 }
 
-int stepfake_fsmount(int fd, unsigned int flags, unsigned int attrs)
+static int m_fsmount(int fd, unsigned int attrs)
 {
 	if (stepfake_rec("fsmount(%s, 0x%x)", name_of(fd), attrs))
 		return -1;
 	return new_fd('t', 't', name_of(fd));
 }
 
-int stepfake_open_tree(int dirfd, const char *path, unsigned int flags)
+static int m_open_tree(int dirfd, const char *path, unsigned int flags)
 {
 	char name[NAME];
 
@@ -317,7 +317,7 @@ int stepfake_open_tree(int dirfd, const char *path, unsigned int flags)
 	return new_fd('t', 't', name);
 }
 
-int stepfake_move_mount(int from_dirfd, const char *from, int to_dirfd, const char *to, unsigned int flags)
+static int m_move_mount(int from_dirfd, int to_dirfd)
 {
 	struct fd *tree = get(from_dirfd);
 	char at[NAME];
@@ -433,7 +433,7 @@ int stepfake_utimensat(int dirfd, const char *name, const struct timespec times[
 	return stepfake_rec("utimensat(%s)", path) ? -1 : 0;
 }
 
-int stepfake_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
+static int m_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
 {
 	return stepfake_rec("mount_setattr(%s%s, set 0x%llx, clr 0x%llx, prop 0x%llx)", name_of(dirfd),
 			    flags & AT_RECURSIVE ? ", recursive" : "", (unsigned long long)attr->attr_set,
@@ -483,6 +483,12 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 	k.close = m_close;
 	k.read = m_read;
 	k.fchown = m_fchown;
+	k.open_tree = m_open_tree;
+	k.move_mount = m_move_mount;
+	k.fsopen = m_fsopen;
+	k.fsconfig = m_fsconfig;
+	k.fsmount = m_fsmount;
+	k.mount_setattr = m_mount_setattr;
 	stepfake_begin(&conf);
 	husk_k = &k;
 	rc = husk_do_mounts(&p, err, errlen);
