@@ -525,9 +525,11 @@ static int step(int dir, const char *name, int last, enum create c, const char *
  * Opens the container path path inside the root (Go's rootDir.open):
  * resolved by secure_join, but for REAL_DIR (no symlink at all), then
  * walked from the root's fd one component at a time, making what is
- * missing as c says. resolved, when not NULL, gets the resolved path.
+ * missing as c says. known, when not NULL, is what secure_join gave for
+ * path with nothing mounted since (the mount's own check of /proc): the
+ * walk takes it as it is.
  */
-static int open_in_root(struct run *r, const char *path, enum create c, char *resolved)
+static int open_in_root(struct run *r, const char *path, enum create c, const char *known)
 {
 	char clean[PATH_BYTES], walk[PATH_BYTES], where[PATH_BYTES];
 	const char *call;
@@ -535,10 +537,10 @@ static int open_in_root(struct run *r, const char *path, enum create c, char *re
 
 	if (c == REAL_DIR)
 		clean_path(path, clean);
+	else if (known)
+		snprintf(clean, sizeof(clean), "%s", known);
 	else if (secure_join(r, path, clean) < 0)
 		return -1;
-	if (resolved)
-		memcpy(resolved, clean, strlen(clean) + 1);
 	dir = husk_k->openat(r->root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dir < 0)
 		return fail(r, "open the rootfs: openat: %s", husk_errtext(errno));
@@ -766,7 +768,7 @@ static int bind_fd(struct run *r, const struct husk_mount *m, int src, uint32_t 
 		fail(r, "fstat: %s", husk_errtext(errno));
 		goto out;
 	}
-	dst = open_in_root(r, m->dest, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, NULL);
+	dst = open_in_root(r, m->dest, S_ISDIR(st.st_mode) ? MAKE_DIR : MAKE_FILE, dest);
 	if (dst < 0)
 		goto out;
 	tree = src;
@@ -937,20 +939,20 @@ static int filesystem(struct run *r, const struct husk_mount *m, uint32_t flags,
 
 	switch (m->h.dest) {
 	case HUSK_DEST_COVERED:
-		dst = open_in_root(r, m->dest, MUST_EXIST, NULL);
+		dst = open_in_root(r, m->dest, MUST_EXIST, dest);
 		if (dst >= 0 && (m->h.opts & HUSK_MOUNT_TMPFS_MODE) && husk_k->fstat(dst, &st) == 0 &&
 		    S_ISDIR(st.st_mode)) {
 			snprintf(mode, sizeof(mode), "%o", st.st_mode & 07777);
 			with_mode = mode;
 		}
 		if (dst < 0)
-			dst = open_in_root(r, m->dest, MAKE_DIR, NULL);
+			dst = open_in_root(r, m->dest, MAKE_DIR, dest);
 		break;
 	case HUSK_DEST_REAL_DIR:
 		dst = open_in_root(r, m->dest, REAL_DIR, NULL);
 		break;
 	default:
-		dst = open_in_root(r, m->dest, MAKE_DIR, NULL);
+		dst = open_in_root(r, m->dest, MAKE_DIR, dest);
 	}
 	if (dst < 0)
 		return -1;
