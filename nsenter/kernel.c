@@ -134,6 +134,16 @@ static int k_mount_setattr(int dirfd, const char *path, unsigned int flags, stru
 	return syscall(SYS_mount_setattr, dirfd, path, flags, attr, size);
 }
 
+static int k_pivot_root(const char *new_root, const char *put_old)
+{
+	return syscall(SYS_pivot_root, new_root, put_old);
+}
+
+static int k_umount2(const char *target, int flags)
+{
+	return syscall(SYS_umount2, target, flags);
+}
+
 static long k_getdents64(int fd, void *buf, size_t n)
 {
 	return syscall(SYS_getdents64, fd, buf, n);
@@ -194,6 +204,8 @@ const struct husk_kernel husk_real_kernel = {
 	.utimensat = utimensat,
 	.fsetxattr = fsetxattr,
 	.unlinkat = unlinkat,
+	.pivot_root = k_pivot_root,
+	.umount2 = k_umount2,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

@@ -84,6 +84,8 @@ struct husk_kernel {
 	int (*utimensat)(int dirfd, const char *path, const struct timespec times[2], int flags);
 	int (*fsetxattr)(int fd, const char *name, const void *value, size_t size, int flags);
 	int (*unlinkat)(int dirfd, const char *name, int flags);
+	int (*pivot_root)(const char *new_root, const char *put_old);
+	int (*umount2)(const char *target, int flags);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

@@ -40,6 +40,9 @@
 #include "launch.h"
 #include "mounts.h"
 
+#ifndef MNT_DETACH
+#define MNT_DETACH 2 /* umount2(2)'s; <sys/mount.h> clashes with <linux/mount.h> */
+#endif
 #define PATH_BYTES HUSK_MOUNTS_MAX_STR
 #define MAX_LINKS 255 /* SecureJoin's */
 
@@ -162,8 +165,9 @@ static int parse_prepare(const char *p, size_t n, struct husk_mounts *out, char 
 	memcpy(pr, p, sizeof(*pr));
 	if (pr->n > HUSK_MOUNTS_MAX_POINTS)
 		return perr(err, errlen, "mount plan: PREPARE: %u mount points, over %d", pr->n, HUSK_MOUNTS_MAX_POINTS);
-	if (!valid_prop(pr->root_flags))
-		return perr(err, errlen, "mount plan: PREPARE: linux.rootfsPropagation 0x%x", pr->root_flags);
+	if (!valid_prop(pr->root_flags) || (pr->after && !valid_prop(pr->after)) || pr->pad)
+		return perr(err, errlen, "mount plan: PREPARE: linux.rootfsPropagation 0x%x, then 0x%x", pr->root_flags,
+			    pr->after);
 	for (uint32_t i = 0; i < pr->n; i++) {
 		const char *s = p + off, *nul = memchr(s, '\0', n - off);
 
@@ -1239,4 +1243,51 @@ int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
 	}
 	husk_k->close(r.root);
 	return 0;
+}
+
+/* Go init's enterRoot (pivotInto): the rootfs made the process's "/" with
+ * pivot_root(".", "."), which stacks the old root on the new one, then
+ * the old root made a slave (so its detach cannot reach the host) and
+ * detached; then "/" gets linux.rootfsPropagation (only now, so that
+ * "shared" cannot reach the host). */
+int husk_enter_root(const struct husk_mounts *p, char *err, size_t errlen)
+{
+	struct mount_attr slave = { .propagation = MS_SLAVE };
+	int old, new, rc = -1;
+	const char *what;
+
+	old = husk_k->open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (old < 0)
+		return perr(err, errlen, "pivot_root to %s: open: %s", p->root, husk_errtext(errno));
+	new = husk_k->open(p->root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (new < 0) {
+		perr(err, errlen, "pivot_root to %s: open: %s", p->root, husk_errtext(errno));
+		goto out;
+	}
+	if (husk_k->fchdir(new) < 0)
+		what = "fchdir";
+	else if (husk_k->pivot_root(".", ".") < 0)
+		what = "pivot_root";
+	else if (husk_k->fchdir(old) < 0)
+		what = "fchdir";
+	else if (husk_k->mount_setattr(AT_FDCWD, ".", AT_RECURSIVE, &slave, sizeof(slave)) < 0)
+		what = "old root: mount_setattr";
+	else if (husk_k->umount2(".", MNT_DETACH) < 0)
+		what = "old root: umount2";
+	else if (husk_k->chdir("/") < 0)
+		what = "chdir";
+	else
+		what = NULL;
+	if (what) {
+		perr(err, errlen, "pivot_root to %s: %s: %s", p->root, what, husk_errtext(errno));
+		goto out;
+	}
+	rc = 0;
+	if (p->has_prepare && p->prepare.after && propagate_path("/", p->prepare.after) < 0)
+		rc = perr(err, errlen, "linux.rootfsPropagation 0x%x: set on the new /: %s", p->prepare.after,
+			  husk_errtext(errno));
+out:
+	close_keep_errno(new);
+	close_keep_errno(old);
+	return rc;
 }

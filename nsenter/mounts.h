@@ -42,6 +42,11 @@ void husk_mounts_free(struct husk_mounts *p);
  * words. */
 int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen);
 
+/* Makes the rootfs the process's "/" (pivot_root), then gives it the
+ * propagation PREPARE asks after: 0, or -1 with err. Between
+ * husk_do_mounts and it run the createRuntime and createContainer hooks. */
+int husk_enter_root(const struct husk_mounts *p, char *err, size_t errlen);
+
 /* What mounts.c decides without the kernel, for the tests: whether dest
  * (a clean container path) may take a mount of fstype (bind: a bind);
  * the options of a mount's data, split as fsconfig(2) gets them. */

@@ -65,8 +65,8 @@ const mountHeadSize = 64
 var (
 	_ [mountHeadSize - unsafe.Sizeof(C.struct_husk_mount_head{})]byte
 	_ [unsafe.Sizeof(C.struct_husk_mount_head{}) - mountHeadSize]byte
-	_ [16 - unsafe.Sizeof(C.struct_husk_mount_prepare{})]byte
-	_ [unsafe.Sizeof(C.struct_husk_mount_prepare{}) - 16]byte
+	_ [24 - unsafe.Sizeof(C.struct_husk_mount_prepare{})]byte
+	_ [unsafe.Sizeof(C.struct_husk_mount_prepare{}) - 24]byte
 	_ [24 - unsafe.Sizeof(C.struct_husk_mount_device{})]byte
 	_ [unsafe.Sizeof(C.struct_husk_mount_device{}) - 24]byte
 )
@@ -85,6 +85,9 @@ type MountPlan struct {
 type MountPrepare struct {
 	RootFlags uint32
 	Points    []MountPoint
+	// After is the rootfs's propagation once it is "/" (enterRoot's): 0
+	// for none.
+	After uint32
 }
 
 // MountDevice is a node of linux.devices (devices[Index]) made at the
@@ -142,8 +145,8 @@ func (p *MountPlan) Encode() ([]byte, error) {
 		if len(pr.Points) > MountsMaxPoints {
 			return nil, fmt.Errorf("%d mount points to isolate, over %d", len(pr.Points), MountsMaxPoints)
 		}
-		head := make([]uint32, 2+MountsMaxPoints)
-		head[0], head[1] = pr.RootFlags, uint32(len(pr.Points))
+		head := make([]uint32, 2+MountsMaxPoints+2)
+		head[0], head[1], head[2+MountsMaxPoints] = pr.RootFlags, uint32(len(pr.Points)), pr.After
 		var paths []string
 		for i, pt := range pr.Points {
 			if len(pt.Path) >= MountsMaxStr || strings.IndexByte(pt.Path, 0) >= 0 {

@@ -93,6 +93,10 @@ struct husk_mount_prepare {
 	uint32_t root_flags; /* MS_SHARED ... | MS_REC, for "/"             */
 	uint32_t n;          /* paths that follow, at most MAX_POINTS       */
 	uint32_t flags[HUSK_MOUNTS_MAX_POINTS]; /* MS_PRIVATE or MS_SLAVE     */
+	uint32_t after;      /* once the rootfs is "/" (husk_enter_root): its
+	                        propagation, linux.rootfsPropagation unless
+	                        unset or private; 0: none                  */
+	uint32_t pad;
 };
 
 struct husk_mount_device {

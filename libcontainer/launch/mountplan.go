@@ -183,6 +183,9 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 	if !cfg.NewNamespace(configs.NEWNS) {
 		return nil, fmt.Errorf("linux.namespaces: joining a mount namespace is not in the launcher's mount plan yet")
 	}
+	if cfg.NoPivotRoot {
+		return nil, fmt.Errorf("--no-pivot: not in the launcher's mount plan yet")
+	}
 	flags := unix.MS_SLAVE | unix.MS_REC
 	if cfg.RootPropagation != 0 {
 		flags = cfg.RootPropagation
@@ -199,6 +202,9 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 		return strings.Contains(m.Optional, "shared:") && !userns
 	}
 	p := &bootstrap.MountPrepare{RootFlags: uint32(flags)}
+	if rp := cfg.RootPropagation; rp != 0 && rp&unix.MS_PRIVATE == 0 { // enterRoot's rule
+		p.After = uint32(rp)
+	}
 	for _, pt := range rootfs.IsolatePoints(mounts, root, flags, shared) {
 		p.Points = append(p.Points, bootstrap.MountPoint{Path: pt.Mountpoint, Flags: uint32(pt.Flags)})
 	}

@@ -1,18 +1,15 @@
 package mountrun
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/husk-runtime/husk/libcontainer/bootstrap"
-	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/launch"
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -49,12 +46,11 @@ func BenchmarkMounts(b *testing.B) {
 func benchSide(side string) int {
 	kind, count, _ := strings.Cut(strings.TrimPrefix(side, "bench-"), ":")
 	n, _ := strconv.Atoi(count)
-	var c configs.Config
-	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+	c, root, err := childConfig()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, _ := filepath.EvalSymlinks(c.Rootfs)
 	if unix.Gettid() != unix.Getpid() {
 		fmt.Fprintln(os.Stderr, "not on the main thread")
 		return 2

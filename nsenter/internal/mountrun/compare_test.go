@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -57,12 +58,11 @@ func TestMain(m *testing.M) {
 // mount namespace (a copy of this one, whose shared mounts stay peers of
 // these), with its output.
 func hostSide(side string) int {
-	var c configs.Config
-	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+	c, root, err := childConfig()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, _ := filepath.EvalSymlinks(c.Rootfs)
 	if err := hostMounts(filepath.Join(filepath.Dir(root), "host")); err != nil {
 		fmt.Fprintln(os.Stderr, "the host's mounts:", err)
 		return 2
@@ -98,13 +98,14 @@ func child(side string) int {
 	if strings.HasPrefix(side, "bench-") {
 		return benchSide(side)
 	}
-	var c configs.Config
-	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+	if kind, ok := strings.CutSuffix(side, "-pivot"); ok {
+		return pivotSide(kind)
+	}
+	c, root, err := childConfig()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	root, _ := filepath.EvalSymlinks(c.Rootfs)
-	var err error
 	if side == "go" {
 		err = rootfs.SetupWith(&c, func() error { return errStop }, nil)
 		if errors.Is(err, errStop) {
@@ -563,4 +564,78 @@ func TestSamePropagationAsGoInit(t *testing.T) {
 			})
 		}
 	}
+}
+
+// pivotSide builds the whole rootfs up to its pivot_root, with Go init
+// ("go") or the launcher ("c"), then prints the mount table the process
+// now sees, normalized as mountsUnder does.
+func pivotSide(kind string) int {
+	c, root, err := childConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if kind == "go" {
+		err = rootfs.SetupWith(&c, nil, nil)
+	} else {
+		var plan *bootstrap.MountPlan
+		if plan, err = launch.NewMountPlan(&c, launch.MountEnv{Cgroups: map[string]string{}}); err == nil {
+			err = RunAndEnter(plan)
+		}
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 0
+	}
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		pre, post, _ := strings.Cut(line, " - ")
+		f := strings.Fields(pre)
+		dev := f[2]
+		if anonDev.MatchString(dev) {
+			dev = "0:N"
+		}
+		fmt.Printf("%s %s %s %s [%s] %s\n", dev, strings.Replace(f[3], filepath.Dir(root), "BUNDLE", 1), f[4], f[5], peerGroups(f[6:]), post)
+	}
+	wd, _ := os.Getwd()
+	fmt.Println("cwd", wd)
+	return 0
+}
+
+// The whole rootfs up to pivot_root and through it: the process's own
+// mount table after, with each linux.rootfsPropagation, the same from Go
+// init and from the launcher.
+func TestSamePivotAsGoInit(t *testing.T) {
+	requireRoot(t)
+	for _, prop := range []string{"", "rslave", "rshared", "shared", "private", "unbindable"} {
+		t.Run(fmt.Sprintf("%q", prop), func(t *testing.T) {
+			edit := func(s *specs.Spec, host string) {
+				s.Linux.RootfsPropagation = prop
+				s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Type == "cgroup" })
+				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: host + "/dir", Options: []string{"rbind", "rshared"}})
+			}
+			goSide, cSide := runSide(t, "go-pivot", bundle(t, edit)), runSide(t, "c-pivot", bundle(t, edit))
+			if goSide != cSide || strings.HasPrefix(goSide, "error") {
+				t.Fatalf("Go init:\n%s\nlauncher:\n%s", goSide, cSide)
+			}
+			if !strings.Contains(cSide, "BUNDLE/rootfs / ") || !strings.Contains(cSide, "cwd /\n") {
+				t.Fatalf("no rootfs as / in:\n%s", cSide)
+			}
+		})
+	}
+}
+
+// childConfig is the config a child side runs (configEnv), and its
+// rootfs's path with symlinks resolved.
+func childConfig() (configs.Config, string, error) {
+	var c configs.Config
+	if err := json.Unmarshal([]byte(os.Getenv(configEnv)), &c); err != nil {
+		return c, "", err
+	}
+	root, err := filepath.EvalSymlinks(c.Rootfs)
+	return c, root, err
 }

@@ -9,7 +9,7 @@ package mountrun
 #include <stdlib.h>
 #include "mounts.h"
 
-static int run(const char *plan, size_t len, char *err, size_t errlen)
+static int run(const char *plan, size_t len, int enter, char *err, size_t errlen)
 {
 	struct husk_mounts p;
 	int rc;
@@ -17,6 +17,8 @@ static int run(const char *plan, size_t len, char *err, size_t errlen)
 	if (husk_parse_mounts(plan, len, &p, err, errlen) < 0)
 		return -2;
 	rc = husk_do_mounts(&p, err, errlen);
+	if (rc == 0 && enter)
+		rc = husk_enter_root(&p, err, errlen);
 	husk_mounts_free(&p);
 	return rc;
 }
@@ -34,7 +36,13 @@ import (
 
 // Run makes plan's mounts with mounts.c, in the calling thread's mount
 // namespace (lock the thread to it).
-func Run(plan *bootstrap.MountPlan) error {
+func Run(plan *bootstrap.MountPlan) error { return run(plan, false) }
+
+// RunAndEnter is Run, then the rootfs made the thread's "/"
+// (husk_enter_root: pivot_root).
+func RunAndEnter(plan *bootstrap.MountPlan) error { return run(plan, true) }
+
+func run(plan *bootstrap.MountPlan, enter bool) error {
 	b, err := plan.Encode()
 	if err != nil {
 		return err
@@ -42,7 +50,11 @@ func Run(plan *bootstrap.MountPlan) error {
 	cplan := C.CBytes(append(b, 0))
 	defer C.free(cplan)
 	var errbuf [2048]C.char
-	switch C.run((*C.char)(cplan), C.size_t(len(b)), &errbuf[0], C.size_t(len(errbuf))) {
+	e := C.int(0)
+	if enter {
+		e = 1
+	}
+	switch C.run((*C.char)(cplan), C.size_t(len(b)), e, &errbuf[0], C.size_t(len(errbuf))) {
 	case 0:
 		return nil
 	case -2:

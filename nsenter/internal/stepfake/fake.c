@@ -416,6 +416,16 @@ static int f_fsmount(int fd, unsigned int attrs)
 	return rec("fsmount(%d, 0x%x)", fd, attrs) ? -1 : 402;
 }
 
+static int f_pivot_root(const char *new_root, const char *put_old)
+{
+	return rec("pivot_root(%s, %s)", new_root, put_old) ? -1 : 0;
+}
+
+static int f_umount2(const char *target, int flags)
+{
+	return rec("umount2(%s, 0x%x)", target, flags) ? -1 : 0;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -434,7 +444,7 @@ static const struct husk_kernel fake_kernel = {
 	.mount_setattr = f_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
 	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
 	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
-	.unlinkat = stepfake_unlinkat,
+	.unlinkat = stepfake_unlinkat, .pivot_root = f_pivot_root, .umount2 = f_umount2,
 };
 
 const struct husk_kernel *stepfake_kernel(void)

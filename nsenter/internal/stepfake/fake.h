@@ -62,8 +62,8 @@ void stepfake_begin(const struct stepfake_conf *c);
  * (err has the reason), -2 (the plan did not parse). open_fds: the fds
  * still open after the run (a leak).
  */
-int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail_at, int fail_errno, char *err,
-			size_t errlen, int *open_fds);
+int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int enter, int fail_at, int fail_errno,
+			char *err, size_t errlen, int *open_fds);
 int stepfake_openat(int dirfd, const char *path, int flags, mode_t mode);
 int stepfake_mkdirat(int dirfd, const char *name, mode_t mode);
 int stepfake_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev);

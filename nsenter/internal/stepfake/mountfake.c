@@ -268,6 +268,11 @@ static int m_close(int fd)
 	return 0;
 }
 
+static int m_fchdir(int fd)
+{
+	return stepfake_rec("fchdir(%s)", name_of(fd)) ? -1 : 0;
+}
+
 static int m_fchown(int fd, uid_t uid, gid_t gid)
 {
 	return stepfake_rec("fchown(%s, %u)", name_of(fd), uid) ? -1 : 0;
@@ -435,7 +440,7 @@ int stepfake_utimensat(int dirfd, const char *name, const struct timespec times[
 
 static int m_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
 {
-	return stepfake_rec("mount_setattr(%s%s, set 0x%llx, clr 0x%llx, prop 0x%llx)", name_of(dirfd),
+	return stepfake_rec("mount_setattr(%s%s, set 0x%llx, clr 0x%llx, prop 0x%llx)", dirfd == AT_FDCWD ? path : name_of(dirfd),
 			    flags & AT_RECURSIVE ? ", recursive" : "", (unsigned long long)attr->attr_set,
 			    (unsigned long long)attr->attr_clr, (unsigned long long)attr->propagation) ? -1 : 0;
 }
@@ -459,8 +464,8 @@ static int load_tree(const char *tree)
 	return 0;
 }
 
-int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail_at, int fail_errno, char *err,
-			size_t errlen, int *open_fds)
+int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int enter, int fail_at, int fail_errno,
+			char *err, size_t errlen, int *open_fds)
 {
 	struct stepfake_conf conf = { .fail_at = fail_at, .fail_errno = fail_errno };
 	struct husk_kernel k = *stepfake_kernel();
@@ -483,6 +488,7 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 	k.close = m_close;
 	k.read = m_read;
 	k.fchown = m_fchown;
+	k.fchdir = m_fchdir;
 	k.open_tree = m_open_tree;
 	k.move_mount = m_move_mount;
 	k.fsopen = m_fsopen;
@@ -492,6 +498,8 @@ int stepfake_mounts_run(const char *plan, size_t len, const char *tree, int fail
 	stepfake_begin(&conf);
 	husk_k = &k;
 	rc = husk_do_mounts(&p, err, errlen);
+	if (rc == 0 && enter)
+		rc = husk_enter_root(&p, err, errlen);
 	husk_k = &husk_real_kernel;
 	*open_fds = 0;
 	for (size_t i = 0; i < n_fds; i++)

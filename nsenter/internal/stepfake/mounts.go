@@ -29,22 +29,39 @@ type MountRun struct {
 // file tree is tree (fake.h: "d /proc", "l /escape /../../tmp", "D /host"
 // ...). The call numbered failAt (from 0; -1: none) fails with errno.
 func Mounts(plan *bootstrap.MountPlan, tree string, failAt int, errno syscall.Errno) (*MountRun, error) {
+	return mounts(plan, tree, false, failAt, errno)
+}
+
+// MountsAndEnter is Mounts, then husk_enter_root (pivot_root).
+func MountsAndEnter(plan *bootstrap.MountPlan, tree string, failAt int, errno syscall.Errno) (*MountRun, error) {
+	return mounts(plan, tree, true, failAt, errno)
+}
+
+func mounts(plan *bootstrap.MountPlan, tree string, enter bool, failAt int, errno syscall.Errno) (*MountRun, error) {
 	b, err := plan.Encode()
 	if err != nil {
 		return nil, err
 	}
-	return MountsRaw(b, tree, failAt, errno)
+	return run(b, tree, enter, failAt, errno)
 }
 
 // MountsRaw is Mounts with the payload as it is.
 func MountsRaw(b []byte, tree string, failAt int, errno syscall.Errno) (*MountRun, error) {
+	return run(b, tree, false, failAt, errno)
+}
+
+func run(b []byte, tree string, enter bool, failAt int, errno syscall.Errno) (*MountRun, error) {
+	e := C.int(0)
+	if enter {
+		e = 1
+	}
 	ctree := C.CString(tree)
 	defer C.free(unsafe.Pointer(ctree))
 	cplan := C.CBytes(append([]byte{0}, b...))
 	defer C.free(cplan)
 	var errbuf [errBufBytes]C.char
 	var open C.int
-	rc := C.stepfake_mounts_run((*C.char)(unsafe.Add(cplan, 1)), C.size_t(len(b)), ctree, C.int(failAt), C.int(errno),
+	rc := C.stepfake_mounts_run((*C.char)(unsafe.Add(cplan, 1)), C.size_t(len(b)), ctree, e, C.int(failAt), C.int(errno),
 		&errbuf[0], errBufBytes, &open)
 	if rc == -2 {
 		return nil, fmt.Errorf("mount plan: %s", C.GoString(&errbuf[0]))

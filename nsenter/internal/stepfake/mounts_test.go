@@ -291,10 +291,10 @@ func TestMountsMalformed(t *testing.T) {
 		{"a symlink's name with a slash", append(root, mountRec(2, append(head(func(h []uint32) { h[1] = uint32(bootstrap.MountSymlink) }), "/d\x00t\x00\x00../x\x00\x00\x00h\x00"...))...),
 			`mounts[9]: symlink "../x" -> "t": not a name and a target`},
 		{"a record of another type", append(root, mountRec(5, nil)...), "record 5 at offset 16, want MOUNT"},
-		{"three mount points", append(root, mountRec(bootstrap.RecMountsPrepare, binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(make([]byte, 0, 16), unix.MS_SLAVE), 3))...), "PREPARE: 8 bytes, want at least 16"},
+		{"three mount points", append(root, mountRec(bootstrap.RecMountsPrepare, binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(make([]byte, 0, 16), unix.MS_SLAVE), 3))...), "PREPARE: 8 bytes, want at least 24"},
 		{"a device of a socket's mode", append(root, mountRec(bootstrap.RecMountsDevice, append(binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, 2), unix.S_IFSOCK|0o600), append(make([]byte, 16), "/dev/x\x00"...)...))...), "devices[2]: mode 0140600"},
 		{"a device's path ending in /", append(root, mountRec(bootstrap.RecMountsDevice, append(binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, 2), unix.S_IFCHR|0o600), append(make([]byte, 16), "/dev/\x00"...)...))...), "devices[2]: the path is not one absolute path"},
-		{"a bad rootfs propagation", append(root, mountRec(bootstrap.RecMountsPrepare, make([]byte, 16))...), "PREPARE: linux.rootfsPropagation 0x0"},
+		{"a bad rootfs propagation", append(root, mountRec(bootstrap.RecMountsPrepare, make([]byte, 24))...), "PREPARE: linux.rootfsPropagation 0x0, then 0x0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := MountsRaw(tc.b, imageTree, -1, 0)
@@ -511,6 +511,31 @@ func TestMountsDevicesLinksCwd(t *testing.T) {
 		}
 		if r.Err != nil && !regexp.MustCompile(`^(devices\[[01]\] "/dev/(null|sub/mine)"|/dev symlinks: ptmx -> pts/ptmx|process.cwd "/work/here": make it in the rootfs): .*input/output error$`).MatchString(r.Err.Error()) {
 			t.Errorf("call %d %s fails: %v", i, call, r.Err)
+		}
+	}
+}
+
+// Into the rootfs: pivot_root(".", "."), the old root made a slave and
+// detached, then "/" the propagation asked after; each failure named.
+func TestMountsEnterRoot(t *testing.T) {
+	p := defaultPlan()
+	p.Mounts = nil
+	p.Prepare = &bootstrap.MountPrepare{RootFlags: unix.MS_SHARED | unix.MS_REC, After: unix.MS_SHARED | unix.MS_REC}
+	ok, err := MountsAndEnter(p, imageTree, -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	enter := slices.Index(ok.Calls, "fchdir(/)")
+	if enter < 0 {
+		t.Fatalf("no fchdir in %q", ok.Calls)
+	}
+	callsInOrder(t, ok.Calls[enter-2:], []string{"open(/)", "open(/r)", "fchdir(/)", "pivot_root(., .)", "fchdir(/)",
+		"mount_setattr(., recursive, set 0x0, clr 0x0, prop 0x80000)", "umount2(., 0x2)", "chdir(/)",
+		"open(/)", "mount_setattr(/, recursive, set 0x0, clr 0x0, prop 0x100000)"})
+	for i := enter - 2; i < len(ok.Calls); i++ {
+		r, _ := MountsAndEnter(p, imageTree, i, syscall.EIO)
+		if r.Err == nil || !regexp.MustCompile(`^(pivot_root to /r: .*|linux.rootfsPropagation 0x104000: set on the new /): input/output error$`).MatchString(r.Err.Error()) || r.OpenFds != 0 {
+			t.Errorf("call %d %s fails: %v, %d fds open", i, ok.Calls[i], r.Err, r.OpenFds)
 		}
 	}
 }
