@@ -206,6 +206,7 @@ const struct husk_kernel husk_real_kernel = {
 	.unlinkat = unlinkat,
 	.pivot_root = k_pivot_root,
 	.umount2 = k_umount2,
+	.chroot = chroot,
 };
 
 const struct husk_kernel *husk_k = &husk_real_kernel;

@@ -86,6 +86,7 @@ struct husk_kernel {
 	int (*unlinkat)(int dirfd, const char *name, int flags);
 	int (*pivot_root)(const char *new_root, const char *put_old);
 	int (*umount2)(const char *target, int flags);
+	int (*chroot)(const char *path);
 	/* Not a kernel call: the fake's mark where step i (0-based in
 	 * husk_steps) starts; NULL in the real kernel. */
 	void (*step)(size_t i, const char *name);

@@ -154,6 +154,32 @@ static int parse_device(const char *p, size_t n, struct husk_mount *m, char *err
 	return 0;
 }
 
+/* HIDE: fstype, path pairs (proc or sysfs, an absolute path). */
+static int parse_hide(char *p, size_t n, struct husk_mounts *out, char *err, size_t errlen)
+{
+	size_t k = 0;
+
+	if (n > 0 && p[n - 1] != '\0')
+		return perr(err, errlen, "mount plan: HIDE: not NUL-terminated");
+	for (size_t i = 0; i < n; i++)
+		k += p[i] == '\0';
+	if (k % 2 || k / 2 > HUSK_MOUNTS_MAX_COUNT)
+		return perr(err, errlen, "mount plan: HIDE: %zu strings, not pairs or over %d", k, HUSK_MOUNTS_MAX_COUNT);
+	out->hide = calloc(k + 1, sizeof(*out->hide));
+	if (!out->hide)
+		return perr(err, errlen, "mount plan: HIDE: %s", strerror(errno));
+	for (size_t i = 0; i < k; i++) {
+		out->hide[i] = p;
+		p += strlen(p) + 1;
+		if (i % 2 == 0 && strcmp(out->hide[i], "proc") != 0 && strcmp(out->hide[i], "sysfs") != 0)
+			return perr(err, errlen, "mount plan: HIDE: type \"%s\"", out->hide[i]);
+		if (i % 2 == 1 && (out->hide[i][0] != '/' || strlen(out->hide[i]) >= PATH_BYTES))
+			return perr(err, errlen, "mount plan: HIDE: \"%s\" is not an absolute path", out->hide[i]);
+	}
+	out->n_hide = k / 2;
+	return 0;
+}
+
 /* PREPARE: the propagation flags, then the mount points' paths. */
 static int parse_prepare(const char *p, size_t n, struct husk_mounts *out, char *err, size_t errlen)
 {
@@ -165,7 +191,7 @@ static int parse_prepare(const char *p, size_t n, struct husk_mounts *out, char 
 	memcpy(pr, p, sizeof(*pr));
 	if (pr->n > HUSK_MOUNTS_MAX_POINTS)
 		return perr(err, errlen, "mount plan: PREPARE: %u mount points, over %d", pr->n, HUSK_MOUNTS_MAX_POINTS);
-	if (!valid_prop(pr->root_flags) || (pr->after && !valid_prop(pr->after)) || pr->pad)
+	if (!valid_prop(pr->root_flags) || (pr->after && !valid_prop(pr->after)) || pr->no_pivot > 1)
 		return perr(err, errlen, "mount plan: PREPARE: linux.rootfsPropagation 0x%x, then 0x%x", pr->root_flags,
 			    pr->after);
 	for (uint32_t i = 0; i < pr->n; i++) {
@@ -222,6 +248,11 @@ static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, 
 			out->root = p;
 			continue;
 		}
+		if (hdr[0] == HUSK_MOUNTS_HIDE && out->has_prepare && out->prepare.no_pivot && !out->hide && out->n == 0) {
+			if (parse_hide(p, n, out, err, errlen) < 0)
+				return -1;
+			continue;
+		}
 		if (hdr[0] == HUSK_MOUNTS_PREPARE && !out->has_prepare && out->n == 0) {
 			if (parse_prepare(p, n, out, err, errlen) < 0)
 				return -1;
@@ -246,6 +277,8 @@ static int parse_mounts(const char *frame, size_t len, struct husk_mounts *out, 
 	}
 	if (!out->root)
 		return perr(err, errlen, "mount plan: no ROOT record");
+	if (out->has_prepare && out->prepare.no_pivot && !out->hide)
+		return perr(err, errlen, "mount plan: --no-pivot without a HIDE record");
 	return 0;
 }
 
@@ -260,6 +293,7 @@ int husk_parse_mounts(const char *buf, size_t len, struct husk_mounts *out, char
 
 void husk_mounts_free(struct husk_mounts *p)
 {
+	free(p->hide);
 	free(p->m);
 	free(p->buf);
 	memset(p, 0, sizeof(*p));
@@ -1250,11 +1284,79 @@ int husk_do_mounts(const struct husk_mounts *p, char *err, size_t errlen)
  * the old root made a slave (so its detach cannot reach the host) and
  * detached; then "/" gets linux.rootfsPropagation (only now, so that
  * "shared" cannot reach the host). */
+/* An empty read-only tmpfs on the mount at path (what covers a proc or
+ * sysfs --no-pivot cannot detach). */
+static int cover(const char *path)
+{
+	int fs = husk_k->fsopen("tmpfs"), mnt = -1, dst = -1, rc = -1;
+
+	if (fs >= 0 && husk_k->fsconfig(fs, FSCONFIG_SET_STRING, "source", "tmpfs") == 0 &&
+	    husk_k->fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL) == 0 &&
+	    husk_k->fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL) == 0 &&
+	    (mnt = husk_k->fsmount(fs, MOUNT_ATTR_RDONLY)) >= 0 &&
+	    (dst = husk_k->open(path, O_PATH | O_CLOEXEC)) >= 0)
+		rc = husk_k->move_mount(mnt, dst);
+	close_keep_errno(dst);
+	close_keep_errno(mnt);
+	close_keep_errno(fs);
+	return rc;
+}
+
+/* Go init's moveRoot (--no-pivot): every whole proc and sysfs outside the
+ * rootfs taken away (made a slave, then detached, or covered: while a
+ * whole proc stays anywhere, a nested user namespace may mount a fresh
+ * one without the container's masks), "/" made private, the rootfs
+ * moved onto it, chroot. */
+static int move_root(const struct husk_mounts *p, char *err, size_t errlen)
+{
+	int from, to, rc;
+
+	for (size_t i = 0; i < p->n_hide; i++) {
+		const char *type = p->hide[2 * i], *path = p->hide[2 * i + 1];
+
+		if (propagate_path(path, MS_SLAVE | MS_REC) < 0) {
+			if (errno == ENOENT || errno == EINVAL)
+				continue; /* already gone with a detached parent */
+			return perr(err, errlen, "--no-pivot: move %s to /: host %s %s: %s", p->root, type, path,
+				    husk_errtext(errno));
+		}
+		rc = husk_k->umount2(path, MNT_DETACH);
+		if (rc < 0 && (errno == EPERM || errno == EINVAL))
+			rc = cover(path);
+		if (rc < 0)
+			return perr(err, errlen, "--no-pivot: move %s to /: hide host %s %s: %s", p->root, type, path,
+				    husk_errtext(errno));
+	}
+	if (husk_k->chdir(p->root) < 0)
+		return perr(err, errlen, "--no-pivot: move %s to /: chdir: %s", p->root, husk_errtext(errno));
+	if (propagate_path("/", MS_PRIVATE) < 0) /* the move must not propagate to the host */
+		return perr(err, errlen, "--no-pivot: move %s to /: private /: %s", p->root, husk_errtext(errno));
+	from = husk_k->open(p->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	to = from < 0 ? -1 : husk_k->open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rc = to < 0 ? -1 : husk_k->move_mount(from, to);
+	close_keep_errno(to);
+	close_keep_errno(from);
+	if (rc < 0)
+		return perr(err, errlen, "--no-pivot: move %s to /: move_mount: %s", p->root, husk_errtext(errno));
+	if (husk_k->chroot(".") < 0 || husk_k->chdir("/") < 0)
+		return perr(err, errlen, "--no-pivot: move %s to /: chroot: %s", p->root, husk_errtext(errno));
+	return 0;
+}
+
 int husk_enter_root(const struct husk_mounts *p, char *err, size_t errlen)
 {
 	struct mount_attr slave = { .propagation = MS_SLAVE };
 	int old, new, rc = -1;
 	const char *what;
+
+	if (p->has_prepare && p->prepare.no_pivot) {
+		if (move_root(p, err, errlen) < 0)
+			return -1;
+		if (p->prepare.after && propagate_path("/", p->prepare.after) < 0)
+			return perr(err, errlen, "linux.rootfsPropagation 0x%x: set on the new /: %s", p->prepare.after,
+				    husk_errtext(errno));
+		return 0;
+	}
 
 	old = husk_k->open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (old < 0)

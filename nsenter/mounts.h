@@ -26,6 +26,8 @@ struct husk_mounts {
 	int has_prepare;
 	struct husk_mount_prepare prepare;
 	const char *points[HUSK_MOUNTS_MAX_POINTS]; /* prepare's paths */
+	const char **hide; /* HIDE's fstype, path pairs (malloc'd) */
+	size_t n_hide;
 	struct husk_mount *m; /* malloc'd */
 	size_t n;
 	char *buf; /* owns the bytes */

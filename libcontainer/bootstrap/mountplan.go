@@ -18,6 +18,7 @@ const (
 	RecMountsMount   = C.HUSK_MOUNTS_MOUNT
 	RecMountsPrepare = C.HUSK_MOUNTS_PREPARE
 	RecMountsDevice  = C.HUSK_MOUNTS_DEVICE
+	RecMountsHide    = C.HUSK_MOUNTS_HIDE
 	MountsMaxPoints  = C.HUSK_MOUNTS_MAX_POINTS
 
 	MountsMax      = C.HUSK_MOUNTS_MAX
@@ -88,7 +89,14 @@ type MountPrepare struct {
 	// After is the rootfs's propagation once it is "/" (enterRoot's): 0
 	// for none.
 	After uint32
+	// NoPivot is --no-pivot: Hide's mounts taken away, then the rootfs
+	// moved onto "/".
+	NoPivot bool
+	Hide    []HiddenMount
 }
+
+// HiddenMount is a whole proc or sysfs mount outside the rootfs.
+type HiddenMount struct{ FSType, Path string }
 
 // MountDevice is a node of linux.devices (devices[Index]) made at the
 // step's Destination.
@@ -147,6 +155,9 @@ func (p *MountPlan) Encode() ([]byte, error) {
 		}
 		head := make([]uint32, 2+MountsMaxPoints+2)
 		head[0], head[1], head[2+MountsMaxPoints] = pr.RootFlags, uint32(len(pr.Points)), pr.After
+		if pr.NoPivot {
+			head[3+MountsMaxPoints] = 1
+		}
 		var paths []string
 		for i, pt := range pr.Points {
 			if len(pt.Path) >= MountsMaxStr || strings.IndexByte(pt.Path, 0) >= 0 {
@@ -156,6 +167,16 @@ func (p *MountPlan) Encode() ([]byte, error) {
 			paths = append(paths, pt.Path)
 		}
 		e.add(RecMountsPrepare, append(u32s(head), nulList(paths)...))
+		if pr.NoPivot {
+			var hide []string
+			for _, h := range pr.Hide {
+				if len(h.Path) >= MountsMaxStr || strings.IndexByte(h.Path+h.FSType, 0) >= 0 || (h.FSType != "proc" && h.FSType != "sysfs") {
+					return nil, fmt.Errorf("mount to hide %s %q: not proc or sysfs, over %d bytes, or a NUL", h.FSType, h.Path, MountsMaxStr-1)
+				}
+				hide = append(hide, h.FSType, h.Path)
+			}
+			e.add(RecMountsHide, nulList(hide))
+		}
 	}
 	for i := range p.Mounts {
 		s := &p.Mounts[i]

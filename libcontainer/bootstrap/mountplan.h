@@ -28,6 +28,11 @@
                                container path (NUL-terminated): made in
                                its place among the steps (Go init: after
                                the mounts, before the /dev symlinks)       */
+#define HUSK_MOUNTS_HIDE    5 /* pairs of NUL-terminated strings, fstype then
+                               mount point: the whole proc and sysfs
+                               mounts outside the rootfs, deepest first,
+                               that --no-pivot detaches (or covers with an
+                               empty read-only tmpfs); with no_pivot only */
 #define HUSK_MOUNTS_MOUNT 2 /* struct husk_mount_head, then HUSK_MOUNT_STRINGS
                                NUL-terminated strings: destination,
                                source, fstype, data, fallback, the label
@@ -96,7 +101,8 @@ struct husk_mount_prepare {
 	uint32_t after;      /* once the rootfs is "/" (husk_enter_root): its
 	                        propagation, linux.rootfsPropagation unless
 	                        unset or private; 0: none                  */
-	uint32_t pad;
+	uint32_t no_pivot;   /* 1: --no-pivot, the rootfs moved onto "/" after
+	                        the HIDE record's mounts are taken away    */
 };
 
 struct husk_mount_device {

@@ -183,9 +183,6 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 	if !cfg.NewNamespace(configs.NEWNS) {
 		return nil, fmt.Errorf("linux.namespaces: joining a mount namespace is not in the launcher's mount plan yet")
 	}
-	if cfg.NoPivotRoot {
-		return nil, fmt.Errorf("--no-pivot: not in the launcher's mount plan yet")
-	}
 	flags := unix.MS_SLAVE | unix.MS_REC
 	if cfg.RootPropagation != 0 {
 		flags = cfg.RootPropagation
@@ -201,7 +198,16 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 		}
 		return strings.Contains(m.Optional, "shared:") && !userns
 	}
-	p := &bootstrap.MountPrepare{RootFlags: uint32(flags)}
+	p := &bootstrap.MountPrepare{RootFlags: uint32(flags), NoPivot: cfg.NoPivotRoot}
+	if cfg.NoPivotRoot {
+		hide, err := rootfs.HostProcSys(root)
+		if err != nil {
+			return nil, fmt.Errorf("--no-pivot: the host's proc and sysfs mounts: %w", err)
+		}
+		for _, m := range hide {
+			p.Hide = append(p.Hide, bootstrap.HiddenMount{FSType: m.FSType, Path: m.Mountpoint})
+		}
+	}
 	if rp := cfg.RootPropagation; rp != 0 && rp&unix.MS_PRIVATE == 0 { // enterRoot's rule
 		p.After = uint32(rp)
 	}

@@ -180,15 +180,10 @@ func moveRoot(root string) error {
 // hideHostProcSys detaches every whole proc and sysfs mount outside the
 // rootfs; one that cannot be detached is covered with an empty tmpfs.
 func hideHostProcSys(root string) error {
-	mounts, err := mountTable(func(m *mountinfo.Info) (bool, bool) {
-		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
-		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
-		return !whole || inside, false
-	})
+	mounts, err := HostProcSys(root)
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
 	for _, m := range mounts {
 		p := m.Mountpoint
 		// Slave first, so the detach cannot propagate to the host.
@@ -207,6 +202,19 @@ func hideHostProcSys(root string) error {
 		}
 	}
 	return nil
+}
+
+// HostProcSys are the whole proc and sysfs mounts outside the rootfs
+// root, deepest first: what --no-pivot takes away before it moves the
+// rootfs onto "/".
+func HostProcSys(root string) ([]*mountinfo.Info, error) {
+	mounts, err := mountTable(func(m *mountinfo.Info) (bool, bool) {
+		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
+		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
+		return !whole || inside, false
+	})
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	return mounts, err
 }
 
 // chrootRoot makes root the process's "/" without a mount namespace of

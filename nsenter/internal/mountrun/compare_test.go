@@ -606,19 +606,27 @@ func pivotSide(kind string) int {
 	return 0
 }
 
-// The whole rootfs up to pivot_root and through it: the process's own
-// mount table after, with each linux.rootfsPropagation, the same from Go
-// init and from the launcher.
+// The whole rootfs up to pivot_root and through it (or, with --no-pivot,
+// moved onto "/"): the process's own mount table after, with each
+// linux.rootfsPropagation, the same from Go init and from the launcher.
 func TestSamePivotAsGoInit(t *testing.T) {
 	requireRoot(t)
-	for _, prop := range []string{"", "rslave", "rshared", "shared", "private", "unbindable"} {
-		t.Run(fmt.Sprintf("%q", prop), func(t *testing.T) {
+	for _, tc := range []struct {
+		prop    string
+		noPivot bool
+	}{{"", false}, {"rslave", false}, {"rshared", false}, {"shared", false}, {"private", false}, {"unbindable", false},
+		{"", true}, {"rshared", true}, {"private", true}} {
+		t.Run(fmt.Sprintf("%q no-pivot %v", tc.prop, tc.noPivot), func(t *testing.T) {
 			edit := func(s *specs.Spec, host string) {
-				s.Linux.RootfsPropagation = prop
+				s.Linux.RootfsPropagation = tc.prop
 				s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Type == "cgroup" })
 				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: host + "/dir", Options: []string{"rbind", "rshared"}})
 			}
-			goSide, cSide := runSide(t, "go-pivot", bundle(t, edit)), runSide(t, "c-pivot", bundle(t, edit))
+			bundles := [2]*configs.Config{bundle(t, edit), bundle(t, edit)}
+			for _, c := range bundles {
+				c.NoPivotRoot = tc.noPivot
+			}
+			goSide, cSide := runSide(t, "go-pivot", bundles[0]), runSide(t, "c-pivot", bundles[1])
 			if goSide != cSide || strings.HasPrefix(goSide, "error") {
 				t.Fatalf("Go init:\n%s\nlauncher:\n%s", goSide, cSide)
 			}

@@ -426,6 +426,11 @@ static int f_umount2(const char *target, int flags)
 	return rec("umount2(%s, 0x%x)", target, flags) ? -1 : 0;
 }
 
+static int f_chroot(const char *path)
+{
+	return rec("chroot(%s)", path) ? -1 : 0;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -445,6 +450,7 @@ static const struct husk_kernel fake_kernel = {
 	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
 	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
 	.unlinkat = stepfake_unlinkat, .pivot_root = f_pivot_root, .umount2 = f_umount2,
+	.chroot = f_chroot,
 };
 
 const struct husk_kernel *stepfake_kernel(void)

@@ -539,3 +539,33 @@ func TestMountsEnterRoot(t *testing.T) {
 		}
 	}
 }
+
+// --no-pivot: the host's proc and sysfs taken away (detached, or covered
+// where the kernel refuses), "/" private, the rootfs moved onto it.
+func TestMountsEnterRootNoPivot(t *testing.T) {
+	p := defaultPlan()
+	p.Mounts = nil
+	p.Prepare = &bootstrap.MountPrepare{RootFlags: unix.MS_SLAVE | unix.MS_REC, NoPivot: true,
+		Hide: []bootstrap.HiddenMount{{FSType: "sysfs", Path: "/sys"}, {FSType: "proc", Path: "/proc"}}}
+	ok, err := MountsAndEnter(p, imageTree+"D /sys\nP /proc\n", -1, 0)
+	if err != nil || ok.Err != nil {
+		t.Fatal(err, ok.Err)
+	}
+	callsInOrder(t, ok.Calls, []string{"open(/sys)", "mount_setattr(/sys, recursive, set 0x0, clr 0x0, prop 0x80000)", "umount2(/sys, 0x2)",
+		"open(/proc)", "umount2(/proc, 0x2)", "chdir(/r)", "mount_setattr(/, set 0x0, clr 0x0, prop 0x40000)", "move_mount(/ -> /)", "chroot(.)", "chdir(/)"})
+	// A proc the kernel will not detach (EPERM) is covered.
+	r, _ := MountsAndEnter(p, imageTree+"D /sys\nP /proc\n", slices.Index(ok.Calls, "umount2(/proc, 0x2)"), syscall.EPERM)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	callsInOrder(t, r.Calls, []string{"umount2(/proc, 0x2)", "fsopen(tmpfs)", "fsconfig(tmpfs, ro)", "fsmount(tmpfs, 0x1)", "open(/proc)", "move_mount(tmpfs -> /proc)", "chroot(.)"})
+	// One gone with its detached parent is passed over.
+	r, _ = MountsAndEnter(p, imageTree+"D /sys\nP /proc\n", slices.Index(ok.Calls, "mount_setattr(/proc, recursive, set 0x0, clr 0x0, prop 0x80000)"), syscall.EINVAL)
+	if r.Err != nil || slices.Contains(r.Calls, "umount2(/proc, 0x2)") {
+		t.Fatalf("%v %q", r.Err, r.Calls)
+	}
+	r, _ = MountsAndEnter(p, imageTree+"D /sys\nP /proc\n", slices.Index(ok.Calls, "umount2(/sys, 0x2)"), syscall.EBUSY)
+	if want := "--no-pivot: move /r to /: hide host sysfs /sys: device or resource busy"; r.Err == nil || r.Err.Error() != want {
+		t.Fatalf("error %v, want %s", r.Err, want)
+	}
+}
