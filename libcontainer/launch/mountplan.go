@@ -43,12 +43,16 @@ func NewMountPlan(cfg *configs.Config, env MountEnv) (*bootstrap.MountPlan, erro
 	if len(root) >= bootstrap.MountsMaxStr {
 		return nil, fmt.Errorf("root.path %q: over %d bytes", root, bootstrap.MountsMaxStr-1)
 	}
+	table, err := rootfs.ReadMounts() // once, for every decision that looks at it
+	if err != nil {
+		return nil, fmt.Errorf("the mount table: %w", err)
+	}
 	plan := &bootstrap.MountPlan{Root: root}
-	if plan.Prepare, err = prepareStep(cfg, root); err != nil {
+	if plan.Prepare, err = prepareStep(cfg, root, table); err != nil {
 		return nil, err
 	}
 	for i, m := range cfg.Mounts {
-		steps, err := mountSteps(cfg, i, m, env)
+		steps, err := mountSteps(cfg, i, m, env, table)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +107,7 @@ func afterMounts(cfg *configs.Config) ([]bootstrap.MountStep, error) {
 
 // mountSteps decides how mounts[i] is made: one step, or more for a
 // cgroup mount (cgroupSteps).
-func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv) ([]bootstrap.MountStep, error) {
+func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv, table rootfs.Mounts) ([]bootstrap.MountStep, error) {
 	field := fmt.Sprintf("mounts[%d]", i)
 	flags := m.Flags
 	if rootfs.IsReadonlyDev(m) {
@@ -136,7 +140,7 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv) ([]b
 	case m.IsBind() || m.Device == "bind":
 		bindStep(cfg, &s, m.Source)
 	case m.Device == "cgroup":
-		steps, err := cgroupSteps(cfg, m, s, env.Cgroups)
+		steps, err := cgroupSteps(cfg, m, s, env.Cgroups, table)
 		if err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
 		}
@@ -179,7 +183,7 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv) ([]b
 // flags is known without looking: recursive flags decide it for every
 // mount, others only for "/"; a copy made with a new user namespace
 // turns shared mounts into slaves.
-func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, error) {
+func prepareStep(cfg *configs.Config, root string, table rootfs.Mounts) (*bootstrap.MountPrepare, error) {
 	if !cfg.NewNamespace(configs.NEWNS) {
 		return nil, fmt.Errorf("linux.namespaces: joining a mount namespace is not in the launcher's mount plan yet")
 	}
@@ -187,10 +191,7 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 	if cfg.RootPropagation != 0 {
 		flags = cfg.RootPropagation
 	}
-	mounts, err := rootfs.ParentMounts(root)
-	if err != nil {
-		return nil, fmt.Errorf("root.path: the mounts it lies on: %w", err)
-	}
+	mounts := table.Parents(root)
 	userns := cfg.NewNamespace(configs.NEWUSER)
 	shared := func(m *mountinfo.Info) bool {
 		if flags&unix.MS_REC != 0 || m.Mountpoint == "/" {
@@ -200,11 +201,7 @@ func prepareStep(cfg *configs.Config, root string) (*bootstrap.MountPrepare, err
 	}
 	p := &bootstrap.MountPrepare{RootFlags: uint32(flags), NoPivot: cfg.NoPivotRoot}
 	if cfg.NoPivotRoot {
-		hide, err := rootfs.HostProcSys(root)
-		if err != nil {
-			return nil, fmt.Errorf("--no-pivot: the host's proc and sysfs mounts: %w", err)
-		}
-		for _, m := range hide {
+		for _, m := range table.HostProcSys(root) {
 			p.Hide = append(p.Hide, bootstrap.HiddenMount{FSType: m.FSType, Path: m.Mountpoint})
 		}
 	}

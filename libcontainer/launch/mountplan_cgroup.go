@@ -19,8 +19,8 @@ import (
 // per host hierarchy (a cgroup filesystem, or a bind), the co-mounted
 // controllers' symlinks, the tmpfs made read-only when asked. base is the
 // mount's step so far (flags, attributes, propagation, error head); own
-// is the container's /proc/PID/cgroup.
-func cgroupSteps(cfg *configs.Config, m *configs.Mount, base bootstrap.MountStep, own map[string]string) ([]bootstrap.MountStep, error) {
+// is the container's /proc/PID/cgroup; table the parent's mount table.
+func cgroupSteps(cfg *configs.Config, m *configs.Mount, base bootstrap.MountStep, own map[string]string, table rootfs.Mounts) ([]bootstrap.MountStep, error) {
 	if own == nil {
 		return nil, fmt.Errorf("type cgroup: the container's cgroups are not known")
 	}
@@ -36,10 +36,7 @@ func cgroupSteps(cfg *configs.Config, m *configs.Mount, base bootstrap.MountStep
 		bindStep(cfg, &s, path.Join(rootfs.CgroupRoot, own[""]))
 		return []bootstrap.MountStep{s}, nil
 	}
-	hierarchies, err := rootfs.CgroupHierarchies()
-	if err != nil {
-		return nil, err
-	}
+	hierarchies := table.CgroupHierarchies()
 	tmpfs := base
 	tmpfs.Kind, tmpfs.Dest, tmpfs.Source, tmpfs.FSType = bootstrap.MountFS, bootstrap.DestDir, "tmpfs", "tmpfs"
 	tmpfs.Flags &^= unix.MS_RDONLY

@@ -182,7 +182,13 @@ func CgroupV2() bool {
 // CgroupHierarchies are the cgroup hierarchies mounted right under
 // /sys/fs/cgroup (cgroup v1, and a v2 "unified" beside them).
 func CgroupHierarchies() ([]*mountinfo.Info, error) {
-	return mountTable(func(i *mountinfo.Info) (bool, bool) {
+	t, err := ReadMounts()
+	return t.CgroupHierarchies(), err
+}
+
+// CgroupHierarchies is CgroupHierarchies of the table t.
+func (t Mounts) CgroupHierarchies() []*mountinfo.Info {
+	return t.filter(func(i *mountinfo.Info) (bool, bool) {
 		isCgroup := i.FSType == "cgroup" || i.FSType == "cgroup2"
 		return !isCgroup || filepath.Dir(i.Mountpoint) != cgroupRoot, false
 	})

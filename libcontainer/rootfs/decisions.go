@@ -33,10 +33,10 @@ func HierarchyKey(h *mountinfo.Info, own map[string]string) (string, bool) {
 	return hierarchyKey(h, own)
 }
 
-// ParentMounts are the mount table's entries at root and at its parents,
-// which isolateRoot looks at (IsolatePoints).
-func ParentMounts(root string) ([]*mountinfo.Info, error) {
-	return mountTable(mountinfo.ParentsFilter(root))
+// Parents are the table's entries at root and at its parents, which
+// isolateRoot looks at (IsolatePoints).
+func (t Mounts) Parents(root string) []*mountinfo.Info {
+	return t.filter(mountinfo.ParentsFilter(root))
 }
 
 // SetsUpDev reports whether Go init fills /dev (setupDev): the config

@@ -208,13 +208,19 @@ func hideHostProcSys(root string) error {
 // root, deepest first: what --no-pivot takes away before it moves the
 // rootfs onto "/".
 func HostProcSys(root string) ([]*mountinfo.Info, error) {
-	mounts, err := mountTable(func(m *mountinfo.Info) (bool, bool) {
+	t, err := ReadMounts()
+	return t.HostProcSys(root), err
+}
+
+// HostProcSys is HostProcSys of the table t.
+func (t Mounts) HostProcSys(root string) []*mountinfo.Info {
+	mounts := t.filter(func(m *mountinfo.Info) (bool, bool) {
 		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
 		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
 		return !whole || inside, false
 	})
 	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
-	return mounts, err
+	return mounts
 }
 
 // chrootRoot makes root the process's "/" without a mount namespace of
