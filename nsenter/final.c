@@ -59,6 +59,14 @@ static int call_failed(char *why, const char *call)
 	return husk_whyf(why, "%s: %s", call, husk_errtext(errno));
 }
 
+/* MOUNT_ATTR_* bits set on the mount fd is itself (AT_EMPTY_PATH). */
+static int set_attr(int fd, unsigned int flags, unsigned long long set)
+{
+	struct mount_attr a = {.attr_set = set};
+
+	return husk_k->mount_setattr(fd, "", flags | AT_EMPTY_PATH, &a, sizeof(a));
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -317,7 +325,7 @@ static int readonly_path(const char *p, char *why)
 	clone = husk_k->open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (clone < 0)
 		call_failed(why, "open_tree");
-	else if (husk_k->mount_setattr(clone, AT_RECURSIVE, MOUNT_ATTR_RDONLY) < 0)
+	else if (set_attr(clone, AT_RECURSIVE, MOUNT_ATTR_RDONLY) < 0)
 		call_failed(why, "mount_setattr");
 	else if (husk_k->move_mount(clone, t) < 0)
 		call_failed(why, "move_mount");
@@ -350,7 +358,7 @@ static int readonly_mount(const char *p, char *why)
 		return -1;
 	if (t < 0)
 		return 0;
-	if (husk_k->mount_setattr(t, 0, MOUNT_ATTR_RDONLY) < 0)
+	if (set_attr(t, 0, MOUNT_ATTR_RDONLY) < 0)
 		r = call_failed(why, "mount_setattr");
 	close_fd(&t);
 	return r;

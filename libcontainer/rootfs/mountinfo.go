@@ -22,3 +22,26 @@ func mountTable(filter mountinfo.FilterFunc) ([]*mountinfo.Info, error) {
 	defer f.Close()
 	return mountinfo.GetMountsFromReader(f, filter)
 }
+
+// Mounts is a mount table read once (ReadMounts), which each decision
+// that looks at it filters: the parent reads its own once to plan the
+// launcher's mounts (libcontainer/launch/mountplan.go).
+type Mounts []*mountinfo.Info
+
+// ReadMounts reads this process's whole mount table.
+func ReadMounts() (Mounts, error) { return mountTable(nil) }
+
+// filter keeps what f keeps, as mountinfo.GetMountsFromReader does.
+func (t Mounts) filter(f mountinfo.FilterFunc) []*mountinfo.Info {
+	var out []*mountinfo.Info
+	for _, m := range t {
+		skip, stop := f(m)
+		if !skip {
+			out = append(out, m)
+		}
+		if stop {
+			break
+		}
+	}
+	return out
+}
