@@ -312,9 +312,9 @@ void husk_nsexec(void)
 	 * A container's init. Non-dumpable from here (after the parent wrote
 	 * a new user namespace's id maps to /proc/<pid>/, which it could not
 	 * do to a non-dumpable process as an unprivileged user): the
-	 * container's pid 1 and Go init are exec'd images of the runtime's
+	 * container's pid 1 is an exec'd image of the runtime's
 	 * user namespace, so a process in the container cannot ptrace them
-	 * or open their /proc files, unless it has CAP_SYS_PTRACE there.
+	 * or open its /proc files, unless it has CAP_SYS_PTRACE there.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
@@ -331,5 +331,5 @@ void husk_nsexec(void)
 		}
 		_exit(0);
 	}
-	husk_run_init(&l); /* returns in Go init only */
+	husk_run_init(&l);
 }

@@ -59,16 +59,25 @@ func TestSyncFrames(t *testing.T) {
 	}
 }
 
-func TestConfigPayload(t *testing.T) {
-	p := ConfigPayload(ConfigAskHooks, []byte(`{"id":"x"}`))
-	f, data, err := ParseConfigPayload(p)
-	if err != nil || f != ConfigAskHooks || string(data) != `{"id":"x"}` {
-		t.Errorf("round trip: %#x %q %v", f, data, err)
+func TestRootfsPayload(t *testing.T) {
+	in := Rootfs{Flags: RootfsAskHooks | RootfsChroot, Mounts: []byte("plan"), Hooks: []byte("hooks"), Chroot: "/r"}
+	b, err := in.Encode()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := ParseConfigPayload(nil); err == nil {
+	out, err := DecodeRootfs(b)
+	if err != nil || out.Flags != in.Flags || string(out.Mounts) != "plan" || string(out.Hooks) != "hooks" || out.Chroot != "/r" {
+		t.Errorf("round trip: %+v %v", out, err)
+	}
+	for _, bad := range []Rootfs{{Flags: 0x80}, {Flags: RootfsChroot}, {Chroot: "/r"}, {Flags: RootfsChroot, Chroot: "/a\x00b"}} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%+v was encoded", bad)
+		}
+	}
+	if _, err := DecodeRootfs(b[:len(b)-1]); err == nil {
+		t.Error("a short CONFIG was taken")
+	}
+	if _, err := DecodeRootfs(nil); err == nil {
 		t.Error("an empty CONFIG was taken")
-	}
-	if _, _, err := ParseConfigPayload([]byte{0x80, '{', '}'}); err == nil {
-		t.Error("unknown flags were taken")
 	}
 }

@@ -302,35 +302,6 @@ func Recv(r io.Reader) (SyncType, []byte, error) {
 	return t, payload, nil
 }
 
-// ConfigFlags is the first byte of CONFIG's payload; the config's JSON
-// follows it.
-type ConfigFlags byte
-
-// ConfigAskHooks makes Go init stop at CREATE_HOOKS once its rootfs is
-// mounted: the parent applies the cgroup limits then, and runs prestart
-// and createRuntime. Without it the parent applied the limits before it
-// sent CONFIG.
-const ConfigAskHooks ConfigFlags = 1
-
-// ConfigPayload is CONFIG's payload: the flags, then the config's JSON.
-func ConfigPayload(f ConfigFlags, config []byte) []byte {
-	b := make([]byte, 0, 1+len(config))
-	return append(append(b, byte(f)), config...)
-}
-
-// ParseConfigPayload splits CONFIG's payload into its flags and the
-// config's JSON.
-func ParseConfigPayload(p []byte) (ConfigFlags, []byte, error) {
-	if len(p) == 0 {
-		return 0, nil, fmt.Errorf("CONFIG without its flags byte")
-	}
-	f := ConfigFlags(p[0])
-	if f&^ConfigAskHooks != 0 {
-		return 0, nil, fmt.Errorf("CONFIG with unknown flags %#x (is husk init the same version as husk?)", byte(f))
-	}
-	return f, p[1:], nil
-}
-
 // PidPayload encodes a pid for SyncPid / SyncUsermapPls.
 func PidPayload(pid int) []byte {
 	b := make([]byte, 4)

@@ -50,7 +50,7 @@ type CreateSteps struct {
 	Hooks  func(pid int) error
 	// AskHooks: there are prestart or createRuntime hooks, or a pids
 	// limit, which counts Go init's threads and so waits until its
-	// runtime has started (bootstrap.ConfigAskHooks).
+	// runtime has started (bootstrap.RootfsAskHooks).
 	AskHooks bool
 }
 
@@ -70,9 +70,9 @@ func (s CreateSteps) afterPid(sock *credReader, pid int) error {
 		if err := atMount(); err != nil {
 			return err
 		}
-		return configureInit(sock, s.Config, 0, pid, nil)
+		return configureInit(sock, s.Config, pid, nil)
 	}
-	return configureInit(sock, s.Config, bootstrap.ConfigAskHooks, pid, atMount)
+	return configureInit(sock, s.Config, pid, atMount)
 }
 
 // ExecSteps are an exec's: the launcher lets its process exec after GO,
