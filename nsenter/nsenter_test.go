@@ -233,7 +233,7 @@ func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 	p := &initProc{t: t, sock: os.NewFile(uintptr(fds[0]), "parent")}
 	child := os.NewFile(uintptr(fds[1]), "child")
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3", bootstrap.EnvLauncherFd+"="+strconv.Itoa(4+len(extra)))
+	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
 	p.cmd.ExtraFiles = append([]*os.File{child}, extra...)
 	if p.stderr, err = os.CreateTemp(t.TempDir(), "stderr"); err != nil {
 		t.Fatal(err)

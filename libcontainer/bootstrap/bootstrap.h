@@ -220,13 +220,6 @@ struct husk_plan_tty {
 /* A mark on the trace fd: libcontainer/trace's Record, as one JSON line. */
 #define HUSK_TRACE_RECORD "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n"
 
-/*
- * Go init's end of its channel to the launcher (create only): not passed
- * by the parent but put at this fd number by nsexec when it forks Go init
- * (see nsexec.c). Go init sends the container's root and pty slave over
- * it, then exits; the launcher, the container's pid 1, goes on.
- */
-#define HUSK_ENV_LAUNCHERFD "_HUSK_LAUNCHER_FD"
 
 /*
  * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC

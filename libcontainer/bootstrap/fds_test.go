@@ -7,8 +7,7 @@ import (
 )
 
 // The numbering the table gives: init's own fds follow the preserved
-// ones, the fifo only for create, the extras after them in order, then
-// (create only) the number of Go init's launcher channel.
+// ones, the fifo only for create, the extras after them in order.
 func TestInitEnv(t *testing.T) {
 	for _, tc := range []struct {
 		first             int
@@ -16,10 +15,10 @@ func TestInitEnv(t *testing.T) {
 		extras            []string
 		want              []string
 	}{
-		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvLauncherFd + "=6"}},
+		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5"}},
 		{FirstFd(2), true, false, true, []string{EnvConsoleFd, EnvListenerFd},
 			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9",
-				EnvLauncherFd + "=10", EnvLogDebug + "=1"}},
+				EnvLogDebug + "=1"}},
 		{FirstFd(0), false, true, false, []string{EnvConsoleFd},
 			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec}},
 	} {

@@ -16,8 +16,6 @@
 //	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    the launcher (pid 1)
 //	next        EnvConsoleFd       --console-socket, connected   Go init, exec's launcher
 //	next        EnvListenerFd      seccomp listener, connected   the launcher
-//	next        EnvLauncherFd      (create) Go init's channel to pid 1, put
-//	                               there by nsexec, not passed by the parent
 //	            EnvInitType        InitTypeExec for an exec      nsexec
 //
 // first is FirstFd(number of preserved fds); InitEnv writes the variables.
