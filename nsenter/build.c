@@ -196,6 +196,21 @@ static void enter_chroot(const char *path)
 	close(fd);
 }
 
+/* Waits for CONFIG. A parent that hangs up instead gave up for a reason
+ * of its own, which it says: one more line would only hide it. */
+static void await_config(void)
+{
+	ssize_t n;
+	char c;
+
+	while ((n = recv(husk_initpipe, &c, 1, MSG_PEEK)) < 0 && errno == EINTR)
+		;
+	if (n == 0) {
+		husk_logf("debug", "nsexec: the parent hung up before CONFIG");
+		_exit(1);
+	}
+}
+
 void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 {
 	char err[4096];
@@ -203,7 +218,8 @@ void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 	uint32_t len;
 	char *payload;
 
-	out->root = out->slave = out->dev_null = -1;
+	out->root = out->slave = out->dev_null = out->host_fd_dir = -1;
+	await_config();
 	payload = husk_read_frame(HUSK_SYNC_CONFIG, sizeof(struct husk_build_head) + 3u * HUSK_BUILD_MAX, &len);
 	parse_build(&b, payload, len);
 	husk_mark("config");
@@ -218,6 +234,9 @@ void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 			close(console);
 		}
 		run_hooks(&b);
+		if (husk_env_fd(HUSK_ENV_FIFOFD) >= 0 &&
+		    (out->host_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			husk_fail("exec.fifo: open the host's /proc/self/fd: %s", husk_errtext(errno));
 		enter_chroot(b.chroot);
 		if (husk_do_mounts(&b.mounts, err, sizeof(err)) < 0)
 			husk_fail("%s", err);

@@ -13,9 +13,11 @@
 
 /* What pid 1 takes from the build: the container's root (an O_PATH fd
  * of "/" once built), the pty slave made without a mount namespace, the
- * host's /dev/null clone (maskedPaths); -1 each when there is none. */
+ * host's /dev/null clone (maskedPaths), and, before a chroot, pid 1's
+ * fd directory on the host's /proc (to reopen exec.fifo through when the
+ * root has no procfs); -1 each when there is none. */
 struct husk_built {
-	int root, slave, dev_null;
+	int root, slave, dev_null, host_fd_dir;
 };
 
 /* Reads CONFIG and builds the root; console is the console socket when

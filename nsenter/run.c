@@ -208,24 +208,25 @@ static void take_over(int root, int slave, int console)
 
 /* A directory to reopen exec.fifo through when the container's root
  * has no procfs on /proc (a chroot without a mount namespace): the one
- * pid 1 sees before it enters that root, kept close-on-exec until the
- * fifo is open. -1 when the root has a procfs of its own on /proc, or
- * there is no fifo (an exec). */
-static int open_fifo_dir(int root)
+ * the build opened before it entered that root (host_fd_dir), kept
+ * close-on-exec until the fifo is open. -1 (host_fd_dir closed) when the
+ * root has a procfs of its own on /proc, or there is no fifo. */
+static int open_fifo_dir(int root, int host_fd_dir)
 {
 	struct statfs fs;
 	int proc;
 
-	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
+	if (host_fd_dir < 0)
 		return -1;
 	proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (proc >= 0 && fstatfs(proc, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
 		close(proc);
+		close(host_fd_dir);
 		return -1;
 	}
 	if (proc >= 0)
 		close(proc);
-	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return host_fd_dir;
 }
 
 /*
@@ -355,7 +356,7 @@ void husk_run_init(struct husk_launch *l)
 		close(console);
 	husk_build_root(l, l->plan->has_tty && l->console_fd < 0 ? console : -1, &b);
 	l->dev_null_fd = b.dev_null;
-	fifo_dir = open_fifo_dir(b.root);
+	fifo_dir = open_fifo_dir(b.root, b.host_fd_dir);
 	take_over(b.root, b.slave, l->console_fd >= 0);
 	if (fifo_dir < 0 && husk_env_fd(HUSK_ENV_FIFOFD) >= 0 && (fifo_dir = open_own_fd_dir(l)) < 0)
 		husk_fail("%s", l->err);
