@@ -225,7 +225,7 @@ void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 	husk_mark("config");
 	if (b.flags & HUSK_BUILD_LO_UP)
 		lo_up();
-	/* TODO(gaps41): b.mounts.ask_source = husk_ask_source; */
+	b.mounts.ask_source = husk_ask_source;
 	if (b.chroot) {
 		if (console >= 0) {
 			out->slave = husk_pty_send(console, &l->plan->tty, l->plan->uid, err, sizeof(err));

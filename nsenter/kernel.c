@@ -150,6 +150,11 @@ static long k_getdents64(int fd, void *buf, size_t n)
 	return syscall(SYS_getdents64, fd, buf, n);
 }
 
+static int k_mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)
+{
+	return syscall(SYS_mount, source, target, fstype, flags, data);
+}
+
 static int k_mount_bind(const char *from, const char *to)
 {
 	return syscall(SYS_mount, from, to, NULL, MS_BIND, NULL);
@@ -223,6 +228,7 @@ const struct husk_kernel husk_real_kernel = {
 	.pivot_root = k_pivot_root,
 	.umount2 = k_umount2,
 	.chroot = chroot,
+	.mount = k_mount,
 	.mount_bind = k_mount_bind,
 	.sethostname = k_sethostname,
 	.setdomainname = k_setdomainname,

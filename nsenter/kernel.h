@@ -87,6 +87,8 @@ struct husk_kernel {
 	int (*pivot_root)(const char *new_root, const char *put_old);
 	int (*umount2)(const char *target, int flags);
 	int (*chroot)(const char *path);
+	/* mount(2), for what fsconfig(2) cannot say (mounts.c) */
+	int (*mount)(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data);
 	/* fin40's (final.c, system.c) */
 	int (*mount_bind)(const char *from, const char *to); /* mount(from, to, MS_BIND) */
 	int (*sethostname)(const char *name, size_t n);

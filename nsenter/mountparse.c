@@ -65,14 +65,18 @@ static int parse_mount(const char *p, size_t n, struct husk_mount *m, char *err,
 	if (h->dest < HUSK_DEST_DIR || h->dest > HUSK_DEST_COVERED)
 		return husk_merr(err, errlen, "mounts[%u]: destination kind %u", h->index, h->dest);
 	if (h->opts & ~(uint32_t)(HUSK_MOUNT_IN_ROOT | HUSK_MOUNT_DETACHED | HUSK_MOUNT_TMPFS_MODE | HUSK_MOUNT_COPYUP |
-				  HUSK_MOUNT_LABELLED | HUSK_MOUNT_REPLACE))
+				  HUSK_MOUNT_LABELLED | HUSK_MOUNT_REPLACE | HUSK_MOUNT_ASK | HUSK_MOUNT_LEGACY))
 		return husk_merr(err, errlen, "mounts[%u]: options 0x%x", h->index, h->opts);
 	if (h->pad)
 		return husk_merr(err, errlen, "mounts[%u]: padding is not zero", h->index);
 	if (m->dest[0] != '/')
 		return husk_merr(err, errlen, "mounts[%u]: destination \"%s\" is not absolute", h->index, m->dest);
-	if ((h->kind == HUSK_MOUNT_BIND_FD) != (h->fd >= 0))
+	if ((h->kind == HUSK_MOUNT_BIND_FD && !(h->opts & HUSK_MOUNT_ASK)) != (h->fd >= 0) ||
+	    ((h->opts & HUSK_MOUNT_ASK) && (h->kind != HUSK_MOUNT_BIND_FD || h->fd != -1)))
 		return husk_merr(err, errlen, "mounts[%u]: fd %d for kind %u", h->index, h->fd, h->kind);
+	if ((h->opts & HUSK_MOUNT_LEGACY) &&
+	    (h->kind != HUSK_MOUNT_FS || (h->opts & HUSK_MOUNT_COPYUP) || m->root_label[0]))
+		return husk_merr(err, errlen, "mounts[%u]: mount(2) for kind %u, options 0x%x", h->index, h->kind, h->opts);
 	if (h->kind == HUSK_MOUNT_FS && !m->fstype[0])
 		return husk_merr(err, errlen, "mounts[%u]: a filesystem without a type", h->index);
 	if (h->kind == HUSK_MOUNT_BIND && m->source[0] != '/')

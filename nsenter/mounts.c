@@ -207,6 +207,14 @@ static int open_source(struct husk_mrun *r, const struct husk_mount *m)
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	int fd;
 
+	if (m->h.kind == HUSK_MOUNT_BIND_FD && (m->h.opts & HUSK_MOUNT_ASK)) {
+		char why[sizeof(r->why)];
+
+		if (!r->p->ask_source)
+			return husk_mfail(r, "the source must be opened by the parent: no one to ask");
+		fd = r->p->ask_source(r->p->ask_ctx, m->h.index, why, sizeof(why));
+		return fd < 0 ? husk_mfail(r, "%s", why) : fd;
+	}
 	if (m->h.kind == HUSK_MOUNT_BIND_FD)
 		return m->h.fd;
 	if (m->h.opts & HUSK_MOUNT_IN_ROOT) {
@@ -406,6 +414,25 @@ static int copy_up(struct husk_mrun *r, const struct husk_mount *m, int covered,
 	return 0;
 }
 
+/* runc's mount(2) of a filesystem, for what fsconfig(2) cannot say
+ * (HUSK_MOUNT_LEGACY): onto the destination already resolved inside the
+ * root (dst), named through /proc/thread-self/fd. Closes dst. */
+static int legacy_fs(struct husk_mrun *r, const struct husk_mount *m, uint32_t flags, int dst, const char *mode)
+{
+	char target[64], data[PATH_BYTES + 16];
+	int rc;
+
+	snprintf(target, sizeof(target), "/proc/thread-self/fd/%d", dst);
+	snprintf(data, sizeof(data), "%s%s%s%s", m->data, mode && m->data[0] ? "," : "", mode ? "mode=" : "",
+		 mode ? mode : "");
+	rc = husk_k->mount(m->source, target, m->fstype, flags & ~(uint32_t)(MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE),
+			   data);
+	if (rc < 0)
+		husk_mfail(r, "mount: %s", husk_errtext(errno));
+	husk_k->close(dst);
+	return rc < 0 ? -1 : finish_mount(r, m);
+}
+
 /* Go's mountOne for a filesystem (tmpfs.go's mountTmpfs for a tmpfs):
  * the destination opened, the filesystem made and attached; refused
  * with EPERM, the host directory bound instead where Go init does. */
@@ -434,6 +461,8 @@ static int filesystem(struct husk_mrun *r, const struct husk_mount *m, uint32_t 
 	}
 	if (dst < 0)
 		return -1;
+	if (m->h.opts & HUSK_MOUNT_LEGACY)
+		return legacy_fs(r, m, flags, dst, with_mode);
 	if (m->h.opts & HUSK_MOUNT_COPYUP)
 		flags &= ~(uint32_t)MS_RDONLY; /* filled first, then made read-only */
 	mnt = make_fs(r, m, flags, with_mode);

@@ -31,6 +31,11 @@ struct husk_mounts {
 	struct husk_mount *m; /* malloc'd */
 	size_t n;
 	char *buf; /* owns the bytes */
+	/* A BIND_FD step with HUSK_MOUNT_ASK: mounts[index]'s source, opened
+	 * by the parent now (MOUNT_SOURCE, build.c); or -1 with err. Set by
+	 * the caller; NULL refuses such a step. */
+	int (*ask_source)(void *ctx, uint32_t index, char *err, size_t errlen);
+	void *ask_ctx;
 };
 
 /* Parses the mount plan buf[0:len]: 0, or -1 with the problem in err (out

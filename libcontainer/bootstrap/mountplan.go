@@ -59,6 +59,8 @@ const (
 	MountCopyUp    = C.HUSK_MOUNT_COPYUP
 	MountLabelled  = C.HUSK_MOUNT_LABELLED
 	MountReplace   = C.HUSK_MOUNT_REPLACE
+	MountAsk       = C.HUSK_MOUNT_ASK
+	MountLegacy    = C.HUSK_MOUNT_LEGACY
 )
 
 const mountHeadSize = 64

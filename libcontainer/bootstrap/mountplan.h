@@ -92,6 +92,16 @@
                                    context= (a refusal says so)            */
 #define HUSK_MOUNT_REPLACE   32 /* SYMLINK: what is there unlinked first
                                    (/dev/ptmx)                             */
+#define HUSK_MOUNT_LEGACY   128 /* FS: made by mount(2) on the destination
+                                   resolved inside the root (through
+                                   /proc/thread-self/fd), as runc: what
+                                   fsconfig(2) cannot say (remount,
+                                   iversion, an option over 255 bytes)    */
+#define HUSK_MOUNT_ASK       64 /* BIND_FD without an fd (-1): the launcher
+                                   asks the parent for it when the mount is
+                                   made (MOUNT_SOURCE), after the mounts
+                                   before it: the parent opens the source
+                                   in the container's mount namespace    */
 
 #define HUSK_MOUNTS_MAX_POINTS 2 /* the rootfs itself, and one parent */
 struct husk_mount_prepare {

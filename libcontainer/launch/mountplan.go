@@ -27,6 +27,11 @@ type MountEnv struct {
 	// which a {"type": "cgroup"} mount needs: its hierarchies' names, and
 	// without a cgroup namespace the directories it binds.
 	Cgroups map[string]string
+	// Pid is the launcher's, in the mount namespace it joined (a
+	// linux.namespaces mount with a path): its mount table is the one
+	// the plan's propagation is decided from. A new mount namespace is a
+	// copy of the parent's, whose own table is read.
+	Pid int
 }
 
 // NewMountPlan is cfg's mounts[] as the launcher's mount plan; nil when
@@ -43,7 +48,7 @@ func NewMountPlan(cfg *configs.Config, env MountEnv) (*bootstrap.MountPlan, erro
 	if len(root) >= bootstrap.MountsMaxStr {
 		return nil, fmt.Errorf("root.path %q: over %d bytes", root, bootstrap.MountsMaxStr-1)
 	}
-	table, err := rootfs.ReadMounts() // once, for every decision that looks at it
+	table, err := mountTable(cfg, env.Pid) // once, for every decision that looks at it
 	if err != nil {
 		return nil, fmt.Errorf("the mount table: %w", err)
 	}
@@ -118,9 +123,6 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv, tabl
 		RecSet: m.RecAttrSet, RecClr: m.RecAttrClr, Fd: -1, Destination: m.Destination,
 		Head: rootfs.MountErrorHead(i, m),
 	}
-	if err := notYet(m); err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
-	}
 	if len(m.PropagationFlags) > bootstrap.MountsMaxProp {
 		return nil, fmt.Errorf("%s: %d propagation options, over the %d husk's launcher takes", field, len(m.PropagationFlags), bootstrap.MountsMaxProp)
 	}
@@ -129,11 +131,16 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv, tabl
 	}
 	switch {
 	case cfg.SourceOutside(m):
-		fd, ok := env.Fds[i]
-		if !ok || fd < 0 {
-			return nil, fmt.Errorf("%s: the source %q must be opened by the parent: no fd", field, m.Source)
+		// Opened by the parent in the container's mount namespace when
+		// the launcher asks (MOUNT_SOURCE), after the mounts before it:
+		// a tree cloned before "/" got its propagation would stay the
+		// host's peer. Env.Fds gives it beforehand (the tests' own).
+		s.Kind, s.Dest, s.Fd, s.Source = bootstrap.MountBindFd, bootstrap.DestBySource, -1, m.Source
+		if fd, ok := env.Fds[i]; ok && fd >= 0 {
+			s.Fd = fd
+		} else {
+			s.Opts |= bootstrap.MountAsk
 		}
-		s.Kind, s.Dest, s.Fd, s.Source = bootstrap.MountBindFd, bootstrap.DestBySource, fd, m.Source
 		if m.IDMap != nil {
 			s.Opts |= bootstrap.MountDetached
 		}
@@ -172,6 +179,9 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv, tabl
 				s.Opts |= bootstrap.MountCopyUp
 			}
 		}
+		if err := legacyStep(m, &s); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", field, m.Destination, err)
+		}
 	}
 	return []bootstrap.MountStep{s}, checkMountStep(field, &s)
 }
@@ -184,15 +194,14 @@ func mountSteps(cfg *configs.Config, i int, m *configs.Mount, env MountEnv, tabl
 // mount, others only for "/"; a copy made with a new user namespace
 // turns shared mounts into slaves.
 func prepareStep(cfg *configs.Config, root string, table rootfs.Mounts) (*bootstrap.MountPrepare, error) {
-	if !cfg.NewNamespace(configs.NEWNS) {
-		return nil, fmt.Errorf("linux.namespaces: joining a mount namespace is not in the launcher's mount plan yet")
-	}
 	flags := unix.MS_SLAVE | unix.MS_REC
 	if cfg.RootPropagation != 0 {
 		flags = cfg.RootPropagation
 	}
 	mounts := table.Parents(root)
-	userns := cfg.NewNamespace(configs.NEWUSER)
+	// A new user namespace turns the copy's shared mounts into slaves; a
+	// joined mount namespace's table says what they are already.
+	userns := cfg.NewNamespace(configs.NEWUSER) && cfg.NewNamespace(configs.NEWNS)
 	shared := func(m *mountinfo.Info) bool {
 		if flags&unix.MS_REC != 0 || m.Mountpoint == "/" {
 			return flags&unix.MS_SHARED != 0
@@ -223,15 +232,23 @@ func bindStep(cfg *configs.Config, s *bootstrap.MountStep, source string) {
 	}
 }
 
-// notYet refuses what the launcher's mounts do not do yet, each listed
-// in docs/plan-rootfs-in-launcher.md with where Go init does it.
-func notYet(m *configs.Mount) error {
-	switch {
-	case !m.IsBind() && m.Flags&unix.MS_REMOUNT != 0:
-		return fmt.Errorf("option remount: not in the launcher's mount plan yet")
-	case !m.IsBind() && m.Flags&unix.MS_I_VERSION != 0:
-		return fmt.Errorf("option iversion: fsconfig(2) has no such flag")
+// legacyStep makes filesystem step s a mount(2), as runc's, for what
+// fsconfig(2) cannot say: remount, iversion, an option over its bound.
+// The mount then has no fd of its own: tmpcopyup and a label on its root
+// (mqueue) are refused with it.
+func legacyStep(m *configs.Mount, s *bootstrap.MountStep) error {
+	long := false
+	for _, o := range SplitMountData(s.Data) {
+		key, value, _ := strings.Cut(o, "=")
+		long = long || len(key) >= bootstrap.MountsMaxOpt || len(value) >= bootstrap.MountsMaxOpt
 	}
+	if m.Flags&(unix.MS_REMOUNT|unix.MS_I_VERSION) == 0 && !long {
+		return nil
+	}
+	if s.Opts&bootstrap.MountCopyUp != 0 || s.RootLabel != "" {
+		return fmt.Errorf("remount, iversion or an option over %d bytes: not with tmpcopyup or a label on the mount's root", bootstrap.MountsMaxOpt-1)
+	}
+	s.Opts |= bootstrap.MountLegacy
 	return nil
 }
 
@@ -251,6 +268,9 @@ func checkMountStep(field string, s *bootstrap.MountStep) error {
 	}
 	if !strings.HasPrefix(s.Destination, "/") {
 		return fmt.Errorf("%s.destination %q: not absolute", field, s.Destination)
+	}
+	if s.Opts&bootstrap.MountLegacy != 0 {
+		return nil // mount(2) takes the data whole
 	}
 	for _, o := range SplitMountData(s.Data) {
 		key, value, _ := strings.Cut(o, "=")
@@ -297,4 +317,16 @@ func unquoteValue(o string) string {
 		return key + "=" + value[1:len(value)-1]
 	}
 	return o
+}
+
+// mountTable is the table the plan is decided from: the parent's, which a
+// new mount namespace copies, or the launcher's (pid) in a joined one.
+func mountTable(cfg *configs.Config, pid int) (rootfs.Mounts, error) {
+	if cfg.NewNamespace(configs.NEWNS) {
+		return rootfs.ReadMounts()
+	}
+	if pid <= 0 {
+		return nil, fmt.Errorf("linux.namespaces: a joined mount namespace: the launcher's pid is not known")
+	}
+	return rootfs.ReadMountsOf(pid)
 }

@@ -168,21 +168,14 @@ func TestMountPlanErrors(t *testing.T) {
 		want string
 	}{
 		{"cgroup, the container's cgroups unknown", nil, nil, `mounts[6] (/sys/fs/cgroup): type cgroup: the container's cgroups are not known`},
-		{"an option value fsconfig cannot take", func(s *specs.Spec) {
+		{"tmpcopyup with an option fsconfig cannot take", func(s *specs.Spec) {
 			withoutCgroup(s)
-			s.Mounts[3].Options = append(s.Mounts[3].Options, "size="+long)
-		}, nil, `mounts[3].options "size=aaaa`},
+			s.Mounts[3].Options = append(s.Mounts[3].Options, "size="+long, "tmpcopyup")
+		}, nil, `mounts[3] (/dev/shm): remount, iversion or an option over 255 bytes: not with tmpcopyup`},
 		{"five propagation options", func(s *specs.Spec) {
 			withoutCgroup(s)
 			s.Mounts[3].Options = append(s.Mounts[3].Options, "private", "shared", "slave", "private", "unbindable")
 		}, nil, `mounts[3]: 5 propagation options, over the 4`},
-		{"a source opened outside, without its fd", func(s *specs.Spec) {
-			withoutCgroup(s)
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
-			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-			s.Linux.GIDMappings = s.Linux.UIDMappings
-			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Source: "/tmp", Options: []string{"bind"}})
-		}, nil, `mounts[6]: the source "/tmp" must be opened by the parent: no fd`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewMountPlan(exampleConfig(t, tc.edit), MountEnv{Fds: tc.fds})
@@ -208,8 +201,15 @@ func TestMountPlanSourceFd(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := p.Mounts[6]
-	if s.Kind != bootstrap.MountBindFd || s.Fd != 42 || s.Opts&bootstrap.MountDetached == 0 {
+	if s.Kind != bootstrap.MountBindFd || s.Fd != 42 || s.Opts&bootstrap.MountDetached == 0 || s.Opts&bootstrap.MountAsk != 0 {
 		t.Fatalf("step %+v, want the fd 42, detached", s)
+	}
+	// Without an fd given, the launcher asks for it when it gets there.
+	if p, err = NewMountPlan(c, MountEnv{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Mounts[6]; s.Kind != bootstrap.MountBindFd || s.Fd != -1 || s.Opts&bootstrap.MountAsk == 0 {
+		t.Fatalf("step %+v, want one asked for", s)
 	}
 }
 
@@ -328,3 +328,26 @@ func TestMountPlanAfterMounts(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// What fsconfig(2) cannot say (remount, iversion, an option over its
+// bound) is a mount(2), as runc's.
+func TestMountPlanLegacy(t *testing.T) {
+	long := strings.Repeat("a", 300)
+	for name, opts := range map[string][]string{
+		"iversion": {"iversion"}, "remount": {"remount", "ro"}, "a long option": {"size=" + long},
+	} {
+		c := exampleConfig(t, func(s *specs.Spec) {
+			withoutCgroup(s)
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "tmpfs", Source: "tmpfs", Options: opts})
+		})
+		p, err := NewMountPlan(c, MountEnv{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, st := range p.Mounts {
+			if legacy := st.Opts&bootstrap.MountLegacy != 0; legacy != (st.Destination == "/t") {
+				t.Errorf("%s: step %+v: mount(2) %v", name, st, legacy)
+			}
+		}
+	}
+}

@@ -54,7 +54,7 @@ func mountPlanFor(cfg *configs.Config, pid int) (*bootstrap.MountPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewMountPlan(cfg, MountEnv{Cgroups: own})
+	return NewMountPlan(cfg, MountEnv{Cgroups: own, Pid: pid})
 }
 
 // ownCgroups is pid's /proc/PID/cgroup, by hierarchy (the cgroup mount's

@@ -2,6 +2,7 @@ package rootfs
 
 import (
 	"os"
+	"strconv"
 
 	"github.com/moby/sys/mountinfo"
 )
@@ -30,6 +31,17 @@ type Mounts []*mountinfo.Info
 
 // ReadMounts reads this process's whole mount table.
 func ReadMounts() (Mounts, error) { return mountTable(nil) }
+
+// ReadMountsOf reads process pid's whole mount table (the launcher's, in
+// a mount namespace it joined).
+func ReadMountsOf(pid int) (Mounts, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return mountinfo.GetMountsFromReader(f, nil)
+}
 
 // filter keeps what f keeps, as mountinfo.GetMountsFromReader does.
 func (t Mounts) filter(f mountinfo.FilterFunc) []*mountinfo.Info {

@@ -458,6 +458,11 @@ static int f_setdomainname(const char *name, size_t n)
 	return rec("setdomainname(%.*s)", (int)n, name) ? -1 : 0;
 }
 
+static int f_mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)
+{
+	return rec("mount(%s, %s, %s, 0x%lx, %s)", source, target, fstype, flags, data) ? -1 : 0;
+}
+
 static int f_pivot_root(const char *new_root, const char *put_old)
 {
 	return rec("pivot_root(%s, %s)", new_root, put_old) ? -1 : 0;
@@ -484,7 +489,7 @@ static const struct husk_kernel fake_kernel = {
 	.sched_setattr = f_sched_setattr, .seccomp = f_seccomp, .prctl = f_prctl,
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
 	.capset = f_capset, .execve = f_execve, .step = mark,
-	.mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname,
+	.mount = f_mount, .mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname,
 	/* mountfake.c */
 	.openat = stepfake_openat, .mkdirat = stepfake_mkdirat, .mknodat = stepfake_mknodat,
 	.readlinkat = stepfake_readlinkat, .fsopen = f_fsopen, .fsconfig = f_fsconfig,
