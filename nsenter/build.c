@@ -43,6 +43,7 @@
 
 #include "bootstrap.h"
 #include "build.h"
+#include "hooks.h"
 #include "launch.h"
 #include "mounts.h"
 #include "nsexec.h"
@@ -51,6 +52,7 @@
 struct build {
 	uint32_t flags;
 	struct husk_mounts mounts;
+	struct husk_hooks hooks;
 	int has_hooks;
 	const char *chroot; /* HUSK_BUILD_CHROOT: the rootfs's path */
 	char *buf;
@@ -80,13 +82,32 @@ static void parse_build(struct build *b, char *buf, uint32_t len)
 	if (husk_parse_mounts(p, h.mounts_len, &b->mounts, err, sizeof(err)) < 0)
 		husk_fail("nsexec: CONFIG: the mount plan: %s", err);
 	p += h.mounts_len;
-	if (h.hooks_len)
-		husk_fail("nsexec: CONFIG: createContainer hooks: TODO(hooks41)");
+	if (h.hooks_len) {
+		if (husk_parse_hooks(p, h.hooks_len, &b->hooks, err, sizeof(err)) < 0)
+			husk_fail("nsexec: CONFIG: the createContainer hooks: %s", err);
+		b->has_hooks = 1;
+	}
 	p += h.hooks_len;
 	if (h.chroot_len) {
 		if (p[h.chroot_len - 1] != '\0' || strlen(p) != h.chroot_len - 1 || p[0] != '/')
 			husk_fail("nsexec: CONFIG: the chroot path is not an absolute NUL-terminated string");
 		b->chroot = p;
+	}
+}
+
+/* Waits for the parent's next frame (what names it). A parent that
+ * hangs up instead gave up for a reason of its own, which it says: one
+ * more line would only hide it. */
+static void await_parent(const char *what)
+{
+	ssize_t n;
+	char c;
+
+	while ((n = recv(husk_initpipe, &c, 1, MSG_PEEK)) < 0 && errno == EINTR)
+		;
+	if (n == 0) {
+		husk_logf("debug", "nsexec: the parent hung up before %s", what);
+		_exit(1);
 	}
 }
 
@@ -124,6 +145,7 @@ int husk_ask_source(void *ctx, uint32_t i, char *err, size_t errlen)
 	(void)ctx;
 	if (husk_send_frame(HUSK_SYNC_MOUNT_SOURCE, &i, sizeof(i)) < 0)
 		return snprintf(err, errlen, "ask the parent for the source: %s", husk_errtext(errno)), -1;
+	await_parent("MOUNT_FD");
 	while ((n = recvmsg(husk_initpipe, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	if (n != sizeof(hdr) || hdr[0] != HUSK_SYNC_MOUNT_FD)
@@ -173,9 +195,11 @@ static void run_hooks(struct build *b)
 	if (b->flags & HUSK_BUILD_ASK_HOOKS) {
 		if (husk_send_frame(HUSK_SYNC_CREATE_HOOKS, NULL, 0) < 0)
 			_exit(1); /* the parent is gone */
+		await_parent("CREATE_HOOKS_DONE");
 		husk_expect(HUSK_SYNC_CREATE_HOOKS_DONE);
 	}
-	(void)err; /* TODO(hooks41): husk_run_hooks */
+	if (b->has_hooks && husk_run_hooks(&b->hooks, err, sizeof(err)) < 0)
+		husk_fail("%s", err);
 	husk_mark("hooks");
 }
 
@@ -196,20 +220,6 @@ static void enter_chroot(const char *path)
 	close(fd);
 }
 
-/* Waits for CONFIG. A parent that hangs up instead gave up for a reason
- * of its own, which it says: one more line would only hide it. */
-static void await_config(void)
-{
-	ssize_t n;
-	char c;
-
-	while ((n = recv(husk_initpipe, &c, 1, MSG_PEEK)) < 0 && errno == EINTR)
-		;
-	if (n == 0) {
-		husk_logf("debug", "nsexec: the parent hung up before CONFIG");
-		_exit(1);
-	}
-}
 
 void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 {
@@ -219,7 +229,7 @@ void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 	char *payload;
 
 	out->root = out->slave = out->dev_null = out->host_fd_dir = -1;
-	await_config();
+	await_parent("CONFIG");
 	payload = husk_read_frame(HUSK_SYNC_CONFIG, sizeof(struct husk_build_head) + 3u * HUSK_BUILD_MAX, &len);
 	parse_build(&b, payload, len);
 	husk_mark("config");
@@ -254,5 +264,7 @@ void husk_build_root(struct husk_launch *l, int console, struct husk_built *out)
 	if (out->root < 0)
 		husk_fail("nsexec: open the container's root: %s", husk_errtext(errno));
 	husk_mounts_free(&b.mounts);
+	if (b.has_hooks)
+		husk_hooks_free(&b.hooks);
 	free(b.buf);
 }

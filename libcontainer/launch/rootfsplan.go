@@ -33,6 +33,9 @@ func rootfsPayload(cfg *configs.Config, pid int, ask bool) ([]byte, error) {
 	if r.Mounts, err = plan.Encode(); err != nil {
 		return nil, err
 	}
+	if r.Hooks, err = containerHooks(cfg, pid); err != nil {
+		return nil, err
+	}
 	return r.Encode()
 }
 
