@@ -23,7 +23,7 @@
  *      into the rootfs and the missing cwd made there.
  *
  * Each failure ends pid 1 with the reason sent to the parent (husk_fail),
- * in Go init's words, which the tests and scripts look for.
+ * in the words Go init had, which the tests and scripts look for.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -111,7 +111,7 @@ static void await_parent(const char *what)
 	}
 }
 
-/* lo up in a new network namespace, as Go init's loopbackUp. */
+/* lo up in a new network namespace, as runc's setupNetwork. */
 static void lo_up(void)
 {
 	struct ifreq req = {.ifr_name = "lo"};
@@ -169,7 +169,7 @@ int husk_ask_source(void *ctx, uint32_t i, char *err, size_t errlen)
 }
 
 /* The host's /dev/null, cloned while "/" is still the host's: pid 1
- * masks files with it (final.c), as Go init's openDevNull. */
+ * masks files with it (final.c). */
 static int clone_dev_null(void)
 {
 	int fd = syscall(SYS_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);

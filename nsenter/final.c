@@ -1,6 +1,6 @@
 /*
- * The rootfs's last steps (launch.h), pid 1's first after Go init's
- * hand-over, for a container's init with a mount namespace of its own, in
+ * The rootfs's last steps (launch.h), pid 1's first after it built the
+ * container (build.c), for a container's init with a mount namespace of its own, in
  * runc's order (its standard init: finalizeRootfs right after the
  * console, the read-only and masked paths after the sysctls): a read-only
  * /dev, a read-only "/" (root.readonly), read-only paths
@@ -18,9 +18,8 @@
  *
  * What masks a file is the container's own /dev/null when it is checked
  * to be char 1:3 (reached without a symlink, on a mount allowing devices),
- * else the host's, cloned by Go init before pivot_root, when "/" was
- * still the host's, checked the same way, and handed over with the root
- * (l->dev_null_fd). What masks a directory is one read-only tmpfs, made
+ * else the host's, cloned by the build before pivot_root, when "/" was
+ * still the host's, and checked the same way (l->dev_null_fd). What masks a directory is one read-only tmpfs, made
  * with fsopen and shared by all masked directories, as runc does: one
  * superblock, not one per path.
  */

@@ -1,8 +1,7 @@
 /*
  * The launcher's kernel (kernel.c): every kernel call its steps make
  * (launch.c's table, with attrs.c, creds.c, cwd.c, lookup.c, pty.c),
- * each behind a function pointer named for the call, as Go init's
- * initproc/kernel.go. husk_k is the real kernel, thin wrappers making the
+ * each behind a function pointer named for the call. husk_k is the real kernel, thin wrappers making the
  * same calls (and the mounts of mounts.c the same way); the steps'
  * tests (nsenter/internal/stepfake) point it at a
  * fake that records each call and fails the one they choose, so the

@@ -9,9 +9,8 @@
  * see join_namespaces), unshares a user namespace (the parent writes its
  * id maps) and then the others. Then run.c launches: an exec's process
  * (set up here, then forked into the container's pid namespace), or a
- * container's pid 1, which forks Go init to build the container and then
- * sets up and execs the process itself. fork(2), never a raw clone(2):
- * Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
+ * container's pid 1, which builds the container and then sets up and
+ * execs the process itself. fork(2), never a raw clone(2).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
  * (stderr if that fails) and exits 1. Each step is logged by debugf to the

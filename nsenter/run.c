@@ -12,14 +12,12 @@
  * child is about to execve, or ERROR with the child's reason.
  *
  * A container's init (husk_run_init): the forked process is the
- * container's pid 1. It forks Go init (pid 2) at once, which builds the
- * container's rootfs up to pivot_root (and, without a mount namespace of
- * its own, its pty) and hands over, on the launcher channel (bootstrap.h:
- * HUSK_ENV_LAUNCHERFD), the container's root, the pty slave and the
- * host's /dev/null clone, then exits. Pid 1 never ran Go: it is
- * single-threaded and an image exec'd in the runtime's user namespace, so
- * a process in the container cannot ptrace it (or the Go init) without
- * CAP_SYS_PTRACE over that namespace. It takes the root, finishes the
+ * container's pid 1. It builds the container from the parent's CONFIG
+ * (build.c: the mounts, the createContainer hooks, pivot_root; without a
+ * mount namespace of its own, the pty and a chroot). It never runs Go: it
+ * is single-threaded and an image exec'd in the runtime's user
+ * namespace, so a process in the container cannot ptrace it without
+ * CAP_SYS_PTRACE over that namespace. It enters the root, finishes the
  * container and sets the process up (launch.c's steps), sends READY, and
  * execs once `start` opens exec.fifo.
  */

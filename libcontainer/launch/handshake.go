@@ -109,8 +109,8 @@ func configureInit(sock *credReader, cfg *configs.Config, pid int, atHooks func(
 	return awaitReady(sock, cfg, pid, atHooks)
 }
 
-// awaitReady answers init until it reports READY (or an error): Go init's
-// requests on the way, then the launcher's READY (an exec has no Go init:
+// awaitReady answers init until it reports READY (or an error): pid 1's
+// requests on the way, then the launcher's READY (an exec builds nothing:
 // nsexec's first process sends READY or ERROR). With atHooks, init was
 // asked to stop at CREATE_HOOKS (bootstrap.RootfsAskHooks): atHooks runs
 // then, and a READY without it is an error.
@@ -174,7 +174,7 @@ func forwardLogs(r *credReader) {
 	debug := logrus.IsLevelEnabled(logrus.DebugLevel)
 	for sc.Scan() {
 		if !debug && bootstrap.IsDebugLogLine(sc.Bytes()) {
-			continue // most of init's lines (nsexec's, Go init's), not decoded for nothing
+			continue // most of init's lines (nsexec's, the launcher's), not decoded for nothing
 		}
 		e, err := bootstrap.ParseLogLine(sc.Bytes())
 		if err != nil {

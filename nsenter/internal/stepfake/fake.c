@@ -544,7 +544,7 @@ int stepfake_run(const char *plan, size_t len, int forks, const struct stepfake_
 	l.fork = fake_fork;
 	l.pid = forks ? 0 : STEPFAKE_INIT_PID;
 	if (!forks && p.n_masked)
-		l.dev_null_fd = STEPFAKE_DEV_NULL_FD; /* Go init's hand-over */
+		l.dev_null_fd = STEPFAKE_DEV_NULL_FD; /* the build's clone */
 	if (p.has_tty && (p.tty.flags & HUSK_TTY_OPEN))
 		l.console_fd = STEPFAKE_CONSOLE_FD;
 	rc = husk_launch_open(&l);

@@ -22,7 +22,7 @@
 #define STEPFAKE_PTY_SLAVE_FD 301
 #define STEPFAKE_FORKED_PID 4242
 #define STEPFAKE_INIT_PID 1234
-#define STEPFAKE_DEV_NULL_FD 302 /* the host's /dev/null Go init hands over */
+#define STEPFAKE_DEV_NULL_FD 302 /* the host's /dev/null the build cloned */
 #define STEPFAKE_TARGET_FD 200   /* what openat2 opens: a file */
 #define STEPFAKE_DIR_FD 202      /* what openat2 opens of conf->dirs */
 #define STEPFAKE_CLONE_FD 210    /* what open_tree makes */
