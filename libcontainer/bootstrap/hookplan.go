@@ -6,7 +6,6 @@ package bootstrap
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 )
@@ -57,10 +56,10 @@ func (p *HookPlan) Encode() ([]byte, error) {
 	if err := hookString(field+": the hooks' directory", p.Dir); err != nil {
 		return nil, err
 	}
-	var b []byte
-	b = hookRecord(b, RecHooksKind, cstr(p.Kind))
-	b = hookRecord(b, RecHooksState, p.State)
-	b = hookRecord(b, RecHooksDir, cstr(p.Dir))
+	var e planEncoder
+	e.add(RecHooksKind, cString(p.Kind))
+	e.add(RecHooksState, p.State)
+	e.add(RecHooksDir, cString(p.Dir))
 	for i, h := range p.Hooks {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		if !strings.HasPrefix(h.Path, "/") {
@@ -76,30 +75,26 @@ func (p *HookPlan) Encode() ([]byte, error) {
 		if h.Env != nil {
 			hasEnv = 1
 		}
-		rec := make([]byte, 16)
-		binary.NativeEndian.PutUint32(rec[0:], uint32(h.Timeout))
-		binary.NativeEndian.PutUint32(rec[4:], hasEnv)
-		binary.NativeEndian.PutUint32(rec[8:], uint32(len(h.Args)))
-		binary.NativeEndian.PutUint32(rec[12:], uint32(len(h.Env)))
+		rec := u32s([]uint32{uint32(h.Timeout), hasEnv, uint32(len(h.Args)), uint32(len(h.Env))})
 		if err := hookString(f+".path", h.Path); err != nil {
 			return nil, err
 		}
-		rec = append(rec, cstr(h.Path)...)
+		rec = append(rec, cString(h.Path)...)
 		for k, list := range [][]string{h.Args, h.Env} {
 			name := [2]string{"args", "env"}[k]
 			for j, s := range list {
 				if err := hookString(fmt.Sprintf("%s.%s[%d]", f, name, j), s); err != nil {
 					return nil, err
 				}
-				rec = append(rec, cstr(s)...)
+				rec = append(rec, cString(s)...)
 			}
 		}
-		b = hookRecord(b, RecHooksHook, rec)
+		e.add(RecHooksHook, rec)
 	}
-	if len(b) > HooksMax {
-		return nil, fmt.Errorf("%s: %d bytes, over the %d husk's launcher takes", field, len(b), HooksMax)
+	if len(e.b) > HooksMax {
+		return nil, fmt.Errorf("%s: %d bytes, over the %d husk's launcher takes", field, len(e.b), HooksMax)
 	}
-	return b, nil
+	return e.b, nil
 }
 
 // hookString refuses a NUL byte in s.
@@ -108,17 +103,4 @@ func hookString(field, s string) error {
 		return fmt.Errorf("%s %q: contains a NUL byte", field, s)
 	}
 	return nil
-}
-
-func cstr(s string) []byte { return append([]byte(s), 0) }
-
-// hookRecord appends a record: type, length, the payload padded to 8.
-func hookRecord(b []byte, typ uint32, payload []byte) []byte {
-	b = binary.NativeEndian.AppendUint32(b, typ)
-	b = binary.NativeEndian.AppendUint32(b, uint32(len(payload)))
-	b = append(b, payload...)
-	for len(b)%8 != 0 {
-		b = append(b, 0)
-	}
-	return b
 }
