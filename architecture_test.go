@@ -64,7 +64,7 @@ var (
 // It reads the docs (*.md) whole, and the comments of the sources (*.go,
 // *.c, *.h), the tests (*.bats, *.sh) and the Makefile. A file is named
 // from the tree's root, from the naming file's directory, or from
-// libcontainer/ (initproc/kernel.go); a bare name (launch.c) may be
+// libcontainer/ (launch/plan.go); a bare name (launch.c) may be
 // anywhere. A path from a top-level directory (libcontainer/trace/) must
 // exist too. A renamed or moved file fails here until every mention
 // follows it; another project's file goes in elsewhere.

@@ -12,18 +12,16 @@ import (
 // A start allocates about 1 MiB, under the runtime's first goal of 4 MiB,
 // so a plain start ran no cycle before either; but 150 KB of environment
 // in config.json took `husk run -d` past that goal (one cycle), 1 MiB of it
-// to 8 cycles in husk and Go init. Under the limit those are 0 and 2 (one
-// per process, near the limit, where a pathological config still
-// collects rather than grows without end). Go init runs in the
-// container's memory cgroup: a limit there below this is the kernel's to
-// enforce, as for any process.
+// to 8 cycles in husk and the Go init it then had. Under the limit those
+// are 0 and 1 (near the limit, where a pathological config still
+// collects rather than grows without end).
 const startMemoryLimit = 16 << 20
 
 // gcStopped is whether startGC turned the collector off.
 var gcStopped bool
 
 // startGC turns the garbage collector off for the process's start: every
-// husk command and Go init is short-lived, or short until it waits
+// husk command is short-lived, or short until it waits
 // (resumeGC), and a collection would only cost CPU before exit. A caller
 // that chose GOGC or GOMEMLIMIT keeps its choice.
 func startGC() {

@@ -1,26 +1,25 @@
-// The Go runtime (>= 1.25) keeps its cgroup's CPU limit files open to
-// update GOMAXPROCS. In Go init those are the container's cgroup files on
-// the host's cgroupfs, held open read-write inside the container while Go
-// init builds it. With containermaxprocs=0 the runtime closes them before
-// main. It applies to the whole binary (the directive is in main.go, with
-// the other runtime settings); the short-lived `husk` commands never
-// needed the update.
-
 package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 
-	"github.com/husk-runtime/husk/libcontainer/initproc"
-	// The cgo constructor that joins and unshares namespaces and runs the
-	// launcher before the Go runtime starts; a no-op unless husk was
-	// started as `husk init`. Its pty function is Go init's too.
-	"github.com/husk-runtime/husk/nsenter"
+	// The cgo constructor: when husk is started as `husk init` by husk
+	// itself (the init socket in its environment), it joins and unshares
+	// the namespaces and runs the launcher, which builds the container and
+	// execs its process: the Go runtime never starts. Without that socket
+	// it returns, and `husk init` below says so.
+	_ "github.com/husk-runtime/husk/nsenter"
 	"github.com/urfave/cli/v3"
 )
 
-// runInit is Go init (it exits), with the launcher's pty.
-func runInit() { initproc.Init(nsenter.OpenPty) }
+// runInit is `husk init` run by hand: the launcher only runs when husk
+// starts it, so there is nothing to do.
+func runInit() {
+	fmt.Fprintln(os.Stderr, "husk init: internal: only husk starts it, with an init socket (see `husk create`)")
+	os.Exit(1)
+}
 
 var initCommand = &cli.Command{
 	Name:   "init",

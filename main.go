@@ -46,13 +46,7 @@ type exitCode int
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func main() {
-	startGC() // first: Go init's start too
-	if len(os.Args) == 2 && os.Args[1] == "init" {
-		// The container's init (see init.go) skips the command line: it
-		// is on every start's critical path, and has no flags.
-		trace.Start("init")
-		runInit() // exits
-	}
+	startGC()
 	cli.VersionPrinter = func(*cli.Command) { printVersion(os.Stdout) }
 	app := &cli.Command{
 		Name:    "husk",

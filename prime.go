@@ -9,7 +9,7 @@ package main
 // v2 directory, "0" written to the v1 tasks files; libcontainer/cgroup:
 // Entry), which takes no such lock. Where husk still moves a process by
 // pid (the systemd driver, a caller without root, an exec with a
-// terminal whose Go init is moved in before its execve), a C constructor
+// terminal whose launcher is moved in before its execve), a C constructor
 // primes the lock before the Go runtime even boots: a thread moves husk
 // into the cgroup it is already in (a no-op migration, which takes the
 // same lock), so the wait runs in parallel with the runtime's boot and

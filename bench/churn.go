@@ -23,8 +23,7 @@ import (
 //
 // CPU per container is counted twice. wait4 of the create, start and
 // delete commands counts them and what they reaped, but not a container's
-// processes, which outlive create (husk's Go init, reaped by its pid 1;
-// the container's process). The whole machine's busy time over the phase
+// processes, which outlive create (its pid 1, the container's process). The whole machine's busy time over the phase
 // (/proc/stat) counts everything, kworkers freeing namespaces too, and
 // whatever else runs: read it on a quiet machine. The runtimes take turns by K, as
 // the other rows do by round.

@@ -222,8 +222,9 @@ func (f *execFifo) await() error {
 	}
 }
 
-// The hooks husk runs in the runtime's namespaces, from the parent (init
-// runs createContainer and startContainer itself: see initproc/hooks.go).
+// The hooks husk runs in the runtime's namespaces, from the parent (pid 1
+// runs createContainer itself, nsenter/hooks.c; startContainer hooks are
+// launched into the container below).
 // prestart and createRuntime run on init's CREATE_HOOKS request (the
 // protocol table in libcontainer/bootstrap), which init sends only when
 // there are such hooks or a pids limit (createSteps, drivers.go); a

@@ -1,6 +1,6 @@
 /*
- * The rootfs's last steps (launch.h), pid 1's first after Go init's
- * hand-over, for a container's init with a mount namespace of its own, in
+ * The rootfs's last steps (launch.h), pid 1's first after it built the
+ * container (build.c), for a container's init with a mount namespace of its own, in
  * runc's order (its standard init: finalizeRootfs right after the
  * console, the read-only and masked paths after the sysctls): a read-only
  * /dev, a read-only "/" (root.readonly), read-only paths
@@ -18,9 +18,8 @@
  *
  * What masks a file is the container's own /dev/null when it is checked
  * to be char 1:3 (reached without a symlink, on a mount allowing devices),
- * else the host's, cloned by Go init before pivot_root, when "/" was
- * still the host's, checked the same way, and handed over with the root
- * (l->dev_null_fd). What masks a directory is one read-only tmpfs, made
+ * else the host's, cloned by the build before pivot_root, when "/" was
+ * still the host's, and checked the same way (l->dev_null_fd). What masks a directory is one read-only tmpfs, made
  * with fsopen and shared by all masked directories, as runc does: one
  * superblock, not one per path.
  */
@@ -57,6 +56,14 @@ int husk_whyf(char *why, const char *fmt, ...)
 static int call_failed(char *why, const char *call)
 {
 	return husk_whyf(why, "%s: %s", call, husk_errtext(errno));
+}
+
+/* MOUNT_ATTR_* bits set on the mount fd is itself (AT_EMPTY_PATH). */
+static int set_attr(int fd, unsigned int flags, unsigned long long set)
+{
+	struct mount_attr a = {.attr_set = set};
+
+	return husk_k->mount_setattr(fd, "", flags | AT_EMPTY_PATH, &a, sizeof(a));
 }
 
 static void close_fd(int *fd)
@@ -317,7 +324,7 @@ static int readonly_path(const char *p, char *why)
 	clone = husk_k->open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (clone < 0)
 		call_failed(why, "open_tree");
-	else if (husk_k->mount_setattr(clone, AT_RECURSIVE, MOUNT_ATTR_RDONLY) < 0)
+	else if (set_attr(clone, AT_RECURSIVE, MOUNT_ATTR_RDONLY) < 0)
 		call_failed(why, "mount_setattr");
 	else if (husk_k->move_mount(clone, t) < 0)
 		call_failed(why, "move_mount");
@@ -350,7 +357,7 @@ static int readonly_mount(const char *p, char *why)
 		return -1;
 	if (t < 0)
 		return 0;
-	if (husk_k->mount_setattr(t, 0, MOUNT_ATTR_RDONLY) < 0)
+	if (set_attr(t, 0, MOUNT_ATTR_RDONLY) < 0)
 		r = call_failed(why, "mount_setattr");
 	close_fd(&t);
 	return r;

@@ -52,7 +52,7 @@ int husk_send_frame(uint32_t type, const void *payload, uint32_t len)
 
 void husk_fail(const char *fmt, ...)
 {
-	char msg[1200];
+	char msg[8192]; /* a hook's error carries 4 KiB of its output */
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -99,21 +100,9 @@ static long k_capset(void *hdr, void *data)
 	return syscall(SYS_capset, hdr, data);
 }
 
-static int k_open_tree(int dirfd, const char *path, unsigned int flags)
+static int k_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-	return syscall(SYS_open_tree, dirfd, path, flags);
-}
-
-static int k_move_mount(int from, int to)
-{
-	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-}
-
-static int k_mount_setattr(int fd, unsigned int flags, unsigned long long set)
-{
-	struct mount_attr attr = {.attr_set = set};
-
-	return syscall(SYS_mount_setattr, fd, "", flags | AT_EMPTY_PATH, &attr, sizeof(attr));
+	return openat(dirfd, path, flags, mode);
 }
 
 static int k_fsopen(const char *fstype)
@@ -129,6 +118,41 @@ static int k_fsconfig(int fd, unsigned int cmd, const char *key, const char *val
 static int k_fsmount(int fd, unsigned int attrs)
 {
 	return syscall(SYS_fsmount, fd, FSMOUNT_CLOEXEC, attrs);
+}
+
+static int k_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	return syscall(SYS_open_tree, dirfd, path, flags);
+}
+
+static int k_move_mount(int from, int to)
+{
+	return syscall(SYS_move_mount, from, "", to, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int k_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
+{
+	return syscall(SYS_mount_setattr, dirfd, path, flags, attr, size);
+}
+
+static int k_pivot_root(const char *new_root, const char *put_old)
+{
+	return syscall(SYS_pivot_root, new_root, put_old);
+}
+
+static int k_umount2(const char *target, int flags)
+{
+	return syscall(SYS_umount2, target, flags);
+}
+
+static long k_getdents64(int fd, void *buf, size_t n)
+{
+	return syscall(SYS_getdents64, fd, buf, n);
+}
+
+static int k_mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)
+{
+	return syscall(SYS_mount, source, target, fstype, flags, data);
 }
 
 static int k_mount_bind(const char *from, const char *to)
@@ -182,12 +206,29 @@ const struct husk_kernel husk_real_kernel = {
 	.setresuid = setresuid,
 	.capset = k_capset,
 	.execve = execve,
-	.open_tree = k_open_tree,
-	.move_mount = k_move_mount,
-	.mount_setattr = k_mount_setattr,
+	.openat = k_openat,
+	.mkdirat = mkdirat,
+	.mknodat = mknodat,
+	.readlinkat = readlinkat,
 	.fsopen = k_fsopen,
 	.fsconfig = k_fsconfig,
 	.fsmount = k_fsmount,
+	.open_tree = k_open_tree,
+	.move_mount = k_move_mount,
+	.mount_setattr = k_mount_setattr,
+	.fstatat = fstatat,
+	.getdents64 = k_getdents64,
+	.symlinkat = symlinkat,
+	.fchownat = fchownat,
+	.fchmodat = fchmodat,
+	.fchmod = fchmod,
+	.utimensat = utimensat,
+	.fsetxattr = fsetxattr,
+	.unlinkat = unlinkat,
+	.pivot_root = k_pivot_root,
+	.umount2 = k_umount2,
+	.chroot = chroot,
+	.mount = k_mount,
 	.mount_bind = k_mount_bind,
 	.sethostname = k_sethostname,
 	.setdomainname = k_setdomainname,

@@ -1,9 +1,9 @@
 /*
  * The launcher's kernel (kernel.c): every kernel call its steps make
  * (launch.c's table, with attrs.c, creds.c, cwd.c, lookup.c, pty.c),
- * each behind a function pointer named for the call, as Go init's
- * initproc/kernel.go. husk_k is the real kernel, thin wrappers making the
- * same calls; the steps' tests (nsenter/internal/stepfake) point it at a
+ * each behind a function pointer named for the call. husk_k is the real kernel, thin wrappers making the
+ * same calls (and the mounts of mounts.c the same way); the steps'
+ * tests (nsenter/internal/stepfake) point it at a
  * fake that records each call and fails the one they choose, so the
  * order and the error paths are tested without root. The fork step has
  * its own seam (husk_launch.fork).
@@ -11,6 +11,7 @@
 #ifndef HUSK_KERNEL_H
 #define HUSK_KERNEL_H
 
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <stddef.h>
@@ -61,16 +62,34 @@ struct husk_kernel {
 	int (*setresuid)(uid_t r, uid_t e, uid_t s);
 	long (*capset)(void *hdr, void *data);
 	int (*execve)(const char *path, char *const argv[], char *const envp[]);
-	/* mounts (final.c): each fd-based, AT_EMPTY_PATH where an fd is
-	 * the object itself */
+	/* mounts (mounts.c) */
+	int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+	int (*mkdirat)(int dirfd, const char *name, mode_t mode);
+	int (*mknodat)(int dirfd, const char *name, mode_t mode, dev_t dev);
+	ssize_t (*readlinkat)(int dirfd, const char *path, char *buf, size_t n);
 	int (*open_tree)(int dirfd, const char *path, unsigned int flags);
 	int (*move_mount)(int from, int to); /* a detached tree onto an O_PATH fd */
-	int (*mount_setattr)(int fd, unsigned int flags, unsigned long long set); /* on fd itself */
-	int (*fsopen)(const char *fstype);
+	int (*fsopen)(const char *fstype);   /* FSOPEN_CLOEXEC */
 	int (*fsconfig)(int fd, unsigned int cmd, const char *key, const char *value);
-	int (*fsmount)(int fd, unsigned int attrs);
+	int (*fsmount)(int fd, unsigned int attrs); /* FSMOUNT_CLOEXEC */
+	int (*mount_setattr)(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size);
+	/* tmpcopyup (copyup.c) */
+	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
+	long (*getdents64)(int fd, void *buf, size_t n);
+	int (*symlinkat)(const char *target, int dirfd, const char *name);
+	int (*fchownat)(int dirfd, const char *path, uid_t uid, gid_t gid, int flags);
+	int (*fchmodat)(int dirfd, const char *path, mode_t mode, int flags);
+	int (*fchmod)(int fd, mode_t mode);
+	int (*utimensat)(int dirfd, const char *path, const struct timespec times[2], int flags);
+	int (*fsetxattr)(int fd, const char *name, const void *value, size_t size, int flags);
+	int (*unlinkat)(int dirfd, const char *name, int flags);
+	int (*pivot_root)(const char *new_root, const char *put_old);
+	int (*umount2)(const char *target, int flags);
+	int (*chroot)(const char *path);
+	/* mount(2), for what fsconfig(2) cannot say (mounts.c) */
+	int (*mount)(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data);
+	/* fin40's (final.c, system.c) */
 	int (*mount_bind)(const char *from, const char *to); /* mount(from, to, MS_BIND) */
-	/* the UTS namespace (system.c) */
 	int (*sethostname)(const char *name, size_t n);
 	int (*setdomainname)(const char *name, size_t n);
 	/* Not a kernel call: the fake's mark where step i (0-based in

@@ -281,7 +281,7 @@ static int exec_opens_pty(const struct husk_launch *l)
 }
 
 /* A container's init with a mount namespace of its own makes its
- * console; without one, Go init made the pty before its chroot. */
+ * console; without one, the build made the pty before its chroot. */
 static int init_opens_console(const struct husk_launch *l)
 {
 	return is_init(l) && l->plan->has_rootfs && opens_pty(l);

@@ -83,7 +83,7 @@ struct husk_launch {
 	const char *apparmor_attr; /* the file lsm_fd[0] is: "apparmor/exec" or "exec" */
 	int notify_fd;   /* the filter's listener fd, or -1 */
 	int console_fd;  /* exec with a terminal: the console socket, or -1 */
-	int dev_null_fd; /* init: the host's /dev/null cloned by Go init, or -1 */
+	int dev_null_fd; /* init: the host's /dev/null cloned by the build, or -1 */
 	int cwd_done;    /* cwd entered before the credentials */
 	pid_t pid;       /* the process's pid in the runtime's pid namespace */
 	/* exec: forks the process (run.c). Returns 0 in the forked process,

@@ -20,40 +20,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/caps"
 )
 
-// TestMain doubles as Go init when the test binary is re-executed with
-// the init socket set: nsexec has already run in the constructor (pid 1,
-// the launcher, forked this process), and fakeInit stands in for Go init.
-func TestMain(m *testing.M) {
-	if os.Getenv(bootstrap.EnvInitPipe) != "" {
-		os.Exit(fakeInit())
-	}
-	os.Exit(m.Run())
-}
-
-// syncTestPids is fakeInit's own frame: its parent's pid (the container's
-// init) and its own, as its pid namespace sees them.
-const syncTestPids bootstrap.SyncType = 100
-
-// fakeInit waits for CONFIG like Go init, reports the pids, and hands
-// over to pid 1 (flags 0: the root alone, no pty, no /dev/null) as Go
-// init does.
-func fakeInit() int {
-	sock := os.NewFile(3, "initpipe")
-	if t, _, err := bootstrap.Recv(sock); err != nil || t != bootstrap.SyncConfig {
-		return 2
-	}
-	pids := append(bootstrap.PidPayload(os.Getppid()), bootstrap.PidPayload(os.Getpid())...)
-	if err := bootstrap.Send(sock, syncTestPids, pids); err != nil {
-		return 3
-	}
-	fd, _ := strconv.Atoi(os.Getenv(bootstrap.EnvLauncherFd))
-	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil || unix.Sendmsg(fd, []byte{0}, unix.UnixRights(root), nil, 0) != nil {
-		return 4
-	}
-	return 0
-}
-
 // enc is m encoded.
 func enc(t *testing.T, m *bootstrap.Message) []byte {
 	t.Helper()
@@ -267,7 +233,7 @@ func startInit(t *testing.T, msg []byte, extra ...*os.File) *initProc {
 	p := &initProc{t: t, sock: os.NewFile(uintptr(fds[0]), "parent")}
 	child := os.NewFile(uintptr(fds[1]), "child")
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3", bootstrap.EnvLauncherFd+"="+strconv.Itoa(4+len(extra)))
+	p.cmd.Env = append(os.Environ(), bootstrap.EnvInitPipe+"=3")
 	p.cmd.ExtraFiles = append([]*os.File{child}, extra...)
 	if p.stderr, err = os.CreateTemp(t.TempDir(), "stderr"); err != nil {
 		t.Fatal(err)
@@ -341,8 +307,9 @@ func (p *initProc) send(typ bootstrap.SyncType, payload []byte) {
 	}
 }
 
-// finish takes the init's pid, runs the CONFIG exchange
-// with fakeInit, waits for the launcher's READY (it then execs sleep) and
+// finish takes the init's pid, sends it CONFIG (a chroot into "/" with
+// nothing to mount: what a container without a mount namespace of its
+// own gets), waits for the launcher's READY (it then execs sleep) and
 // returns the init's pid and its pid as its pid namespace sees it.
 func (p *initProc) finish() (hostPid, innerPid int) {
 	p.t.Helper()
@@ -350,10 +317,34 @@ func (p *initProc) finish() (hostPid, innerPid int) {
 	if err := p.cmd.Wait(); err != nil {
 		p.t.Fatalf("nsexec's first process: %v (stderr: %q)", err, p.stderrText())
 	}
-	p.send(bootstrap.SyncConfig, []byte("{}"))
-	pids := p.recv(syncTestPids)
+	plan, err := (&bootstrap.MountPlan{Root: "/"}).Encode()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	config, err := (&bootstrap.Rootfs{Flags: bootstrap.RootfsChroot, Chroot: "/", Mounts: plan}).Encode()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.send(bootstrap.SyncConfig, config)
 	p.recv(bootstrap.SyncReady)
-	return p.pid, int(binary.NativeEndian.Uint32(pids))
+	return p.pid, nsPid(p.t, p.pid)
+}
+
+// nsPid is pid as its own pid namespace sees it (the last of NSpid).
+func nsPid(t *testing.T, pid int) int {
+	t.Helper()
+	for _, line := range strings.Split(readProc(t, pid, "status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			n, err := strconv.Atoi(f[len(f)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/status has no NSpid", pid)
+	return 0
 }
 
 // fail expects an ERROR frame containing want and exit status 1.
@@ -390,11 +381,11 @@ func TestUnshareAndJoin(t *testing.T) {
 	a := startInit(t, enc(t, &bootstrap.Message{CloneFlags: unix.CLONE_NEWUTS | unix.CLONE_NEWPID}))
 	pidA, inner := a.finish()
 	if inner != 1 {
-		t.Errorf("Go init's pid in its new PID namespace: %d, want 1", inner)
+		t.Errorf("pid 1's pid in its new PID namespace: %d, want 1", inner)
 	}
 	for _, ns := range []string{"uts", "pid"} {
 		if nsLink(t, pidA, ns) == nsLink(t, self, ns) {
-			t.Errorf("Go init shares our %s namespace", ns)
+			t.Errorf("pid 1 shares our %s namespace", ns)
 		}
 	}
 
@@ -421,15 +412,15 @@ func TestUserNamespace(t *testing.T) {
 		}
 	}
 	p.send(bootstrap.SyncUsermapAck, nil)
-	goInit, _ := p.finish()
+	goInit, _ := p.finish() // pid 1
 	status := readProc(t, goInit, "status")
 	for _, want := range []string{"Uid:\t100000\t100000\t100000\t100000", "Gid:\t100000\t100000\t100000\t100000"} {
 		if !strings.Contains(status, want) {
-			t.Errorf("status of Go init lacks %q:\n%s", want, status)
+			t.Errorf("status of pid 1 lacks %q:\n%s", want, status)
 		}
 	}
 	if nsLink(t, goInit, "user") == nsLink(t, os.Getpid(), "user") {
-		t.Error("Go init shares our user namespace")
+		t.Error("pid 1 shares our user namespace")
 	}
 }
 
@@ -507,7 +498,7 @@ func TestJoinCgroupTasks(t *testing.T) {
 	p := startInit(t, enc(t, &bootstrap.Message{CgroupTasks: []uint32{4}}), tasks)
 	pid, _ := p.finish()
 	if got, want := readProc(t, pid, "cgroup"), ":pids:/"+strings.TrimPrefix(dir, root+"/")+"\n"; !strings.Contains(got, want) {
-		t.Errorf("Go init's /proc/PID/cgroup lacks %q:\n%s", want, got)
+		t.Errorf("pid 1's /proc/PID/cgroup lacks %q:\n%s", want, got)
 	}
 	p.reap() // empty the cgroup for Rmdir
 
@@ -520,8 +511,8 @@ func TestJoinCgroupTasks(t *testing.T) {
 		fail(`nsexec: join cgroup: write "0" to ` + dir + `/tasks (fd 4): Bad file descriptor`)
 }
 
-// TestManyInARow starts Go in many forked Go inits: Go >= 1.22 aborts in
-// a process made by a raw clone(2) (runc issue 4233); fork must not.
+// TestManyInARow starts many pid 1s in a row, each in new namespaces,
+// each reaching READY.
 func TestManyInARow(t *testing.T) {
 	n := 50
 	if testing.Short() {
@@ -529,8 +520,6 @@ func TestManyInARow(t *testing.T) {
 	}
 	flags := uint32(unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWPID | unix.CLONE_NEWNET)
 	for i := 0; i < n; i++ {
-		// finish sees Go init report, hand over and exit 0 (pid 1 goes
-		// on only then), and pid 1's READY.
 		p := startInit(t, enc(t, &bootstrap.Message{CloneFlags: flags}))
 		if _, inner := p.finish(); inner != 1 {
 			t.Fatalf("run %d: pid %d, want 1", i, inner)

@@ -9,9 +9,8 @@
  * see join_namespaces), unshares a user namespace (the parent writes its
  * id maps) and then the others. Then run.c launches: an exec's process
  * (set up here, then forked into the container's pid namespace), or a
- * container's pid 1, which forks Go init to build the container and then
- * sets up and execs the process itself. fork(2), never a raw clone(2):
- * Go >= 1.22 aborts on a cloned process's glibc state (runc #4233).
+ * container's pid 1, which builds the container and then sets up and
+ * execs the process itself. fork(2), never a raw clone(2).
  *
  * Errors: die() sends HUSK_SYNC_ERROR "nsexec: <what> <which>: <why>"
  * (stderr if that fails) and exits 1. Each step is logged by debugf to the
@@ -312,9 +311,9 @@ void husk_nsexec(void)
 	 * A container's init. Non-dumpable from here (after the parent wrote
 	 * a new user namespace's id maps to /proc/<pid>/, which it could not
 	 * do to a non-dumpable process as an unprivileged user): the
-	 * container's pid 1 and Go init are exec'd images of the runtime's
+	 * container's pid 1 is an exec'd image of the runtime's
 	 * user namespace, so a process in the container cannot ptrace them
-	 * or open their /proc files, unless it has CAP_SYS_PTRACE there.
+	 * or open its /proc files, unless it has CAP_SYS_PTRACE there.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl PR_SET_DUMPABLE 0: %s", strerror(errno));
@@ -331,5 +330,5 @@ void husk_nsexec(void)
 		}
 		_exit(0);
 	}
-	husk_run_init(&l); /* returns in Go init only */
+	husk_run_init(&l);
 }

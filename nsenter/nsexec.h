@@ -84,13 +84,13 @@ pid_t husk_fork(void); /* fails naming pids.max when refused */
 /*
  * run.c: the two launches once nsexec has joined the namespaces.
  * husk_run_exec sets an exec's process up and forks it, reports and
- * exits; husk_run_init is the container's pid 1: it forks Go init (which
- * returns from it), waits for its hand-over, then sets the process up and
- * execs it on `start`. Both get the plan nsexec read.
+ * exits; husk_run_init is the container's pid 1: it builds the root
+ * (build.c), sets the process up and execs it on `start`. Both get the
+ * plan nsexec read; neither returns: `husk init` never runs Go.
  */
 struct husk_launch;
 void husk_run_exec(struct husk_launch *l) __attribute__((noreturn));
-void husk_run_init(struct husk_launch *l);
+void husk_run_init(struct husk_launch *l) __attribute__((noreturn));
 
 /* The constructor's body: returns at once unless _HUSK_INITPIPE is set. */
 void husk_nsexec(void);

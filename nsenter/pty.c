@@ -3,7 +3,7 @@
  * way husk makes a pty, for an exec (the launcher, in the container's
  * mount namespace) and for a container's init (its pid 1, which binds the
  * slave onto /dev/console: husk_bind_console; without a mount namespace
- * of its own, Go init, through nsenter.OpenPty, before its chroot). The
+ * of its own, pid 1 before its chroot: build.c). The
  * master goes over the console socket with SCM_RIGHTS, named "/dev/ptmx"
  * as runc names it; the launcher makes the slave the process's stdio and
  * controlling terminal.

@@ -7,13 +7,11 @@ import "C"
 
 import "errors"
 
-// OpenPty is the launcher's pty (pty.c) for Go init, for a container
-// without a mount namespace of its own (with one, pid 1 makes its
-// console): a pty on the host's /dev/ptmx, made before the chroot, sized
-// when hasSize, its slave owned by uid, the master sent over the console
-// socket sock. It returns the slave's fd. init.go passes it to
-// libcontainer/initproc, which hands the slave to the launcher as the
-// process's stdio.
+// OpenPty is the launcher's husk_pty_send (pty.c), which pid 1 calls
+// itself (build.c: a container without a mount namespace of its own gets
+// a pty of the host's /dev/ptmx, made before the chroot), for the tests:
+// sized when hasSize, its slave owned by uid, the master sent over the
+// console socket sock. It returns the slave's fd.
 func OpenPty(sock int, hasSize bool, rows, cols uint16, uid uint32) (int, error) {
 	var errbuf [512]C.char
 	tty := C.struct_husk_plan_tty{flags: C.HUSK_TTY_OPEN, rows: C.uint16_t(rows), cols: C.uint16_t(cols)}

@@ -11,7 +11,7 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/console"
 )
 
-// The launcher's pty (pty.c), as Go init calls it: the master goes over
+// The launcher's pty (pty.c), as the build calls it: the master goes over
 // the console socket named /dev/ptmx; the slave is sized, owned by the
 // process's uid, and without ONLCR.
 func TestOpenPty(t *testing.T) {

@@ -12,14 +12,12 @@
  * child is about to execve, or ERROR with the child's reason.
  *
  * A container's init (husk_run_init): the forked process is the
- * container's pid 1. It forks Go init (pid 2) at once, which builds the
- * container's rootfs up to pivot_root (and, without a mount namespace of
- * its own, its pty) and hands over, on the launcher channel (bootstrap.h:
- * HUSK_ENV_LAUNCHERFD), the container's root, the pty slave and the
- * host's /dev/null clone, then exits. Pid 1 never ran Go: it is
- * single-threaded and an image exec'd in the runtime's user namespace, so
- * a process in the container cannot ptrace it (or the Go init) without
- * CAP_SYS_PTRACE over that namespace. It takes the root, finishes the
+ * container's pid 1. It builds the container from the parent's CONFIG
+ * (build.c: the mounts, the createContainer hooks, pivot_root; without a
+ * mount namespace of its own, the pty and a chroot). It never runs Go: it
+ * is single-threaded and an image exec'd in the runtime's user
+ * namespace, so a process in the container cannot ptrace it without
+ * CAP_SYS_PTRACE over that namespace. It enters the root, finishes the
  * container and sets the process up (launch.c's steps), sends READY, and
  * execs once `start` opens exec.fifo.
  */
@@ -41,6 +39,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "build.h"
 #include "launch.h"
 #include "nsexec.h"
 
@@ -169,76 +168,6 @@ void husk_run_exec(struct husk_launch *l)
 
 /* ---- a container's init ----------------------------------------------- */
 
-/* Go init's hand-over: one byte of HUSK_HANDOVER_* flags and the fds,
- * in order: the container's root, then the pty slave and the host's
- * /dev/null clone (to mask files with) when the flags say so; -1 each
- * when Go init ended without one. */
-#define HUSK_HANDOVER_SLAVE 1
-#define HUSK_HANDOVER_DEV_NULL 2
-
-static void recv_handover(int ch, int *root, int *slave, int *dev_null)
-{
-	char flags, cbuf[CMSG_SPACE(3 * sizeof(int))];
-	struct iovec iov = {.iov_base = &flags, .iov_len = 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c;
-	int fds[3] = {-1, -1, -1}, *next = fds + 1;
-	size_t want;
-	ssize_t n;
-
-	*root = *slave = *dev_null = -1;
-	while ((n = recvmsg(ch, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	c = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-		return;
-	want = 1 + !!(flags & HUSK_HANDOVER_SLAVE) + !!(flags & HUSK_HANDOVER_DEV_NULL);
-	if ((flags & ~(HUSK_HANDOVER_SLAVE | HUSK_HANDOVER_DEV_NULL)) || (mh.msg_flags & MSG_CTRUNC) ||
-	    c->cmsg_len != CMSG_LEN(want * sizeof(int))) {
-		/* Not what Go init sends: close what came. */
-		size_t got = c->cmsg_len > CMSG_LEN(0) ? (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) : 0;
-
-		memcpy(fds, CMSG_DATA(c), (got > 3 ? 3 : got) * sizeof(int));
-		for (size_t i = 0; i < got && i < 3; i++)
-			close(fds[i]);
-		return;
-	}
-	memcpy(fds, CMSG_DATA(c), want * sizeof(int));
-	*root = fds[0];
-	if (flags & HUSK_HANDOVER_SLAVE)
-		*slave = *next++;
-	if (flags & HUSK_HANDOVER_DEV_NULL)
-		*dev_null = *next;
-}
-
-/* Forks Go init with its end of the channel at HUSK_ENV_LAUNCHERFD; the
- * child returns (into Go). */
-static pid_t fork_go_init(int ch[2])
-{
-	int want = husk_env_fd(HUSK_ENV_LAUNCHERFD);
-	pid_t pid;
-
-	if (want < 3)
-		husk_fail("nsexec: %s: not an fd number", HUSK_ENV_LAUNCHERFD);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch) < 0)
-		husk_fail("nsexec: launcher socketpair: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0)
-		husk_fail("nsexec: fork Go init: %s", strerror(errno));
-	if (pid > 0) {
-		close(ch[1]);
-		return pid;
-	}
-	/* Go init dies with pid 1 (a joined pid namespace would keep it). */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || (ch[1] != want && dup3(ch[1], want, 0) < 0))
-		husk_fail("nsexec: set up Go init: %s", strerror(errno));
-	if (ch[0] != want) /* else dup3 closed it */
-		close(ch[0]);
-	if (ch[1] != want)
-		close(ch[1]);
-	return 0;
-}
-
 /* Stdio that is the runtime's /dev/null becomes the container's, as in
  * runc: a file on a mount outside the container is one CRIU cannot
  * checkpoint. A container without /dev/null keeps the runtime's. */
@@ -257,9 +186,9 @@ static void reopen_dev_null(void)
 	close(fd);
 }
 
-/* Takes the root Go init built (pivot_root moved ours already; a chroot,
- * with --no-pivot, did not) and the pty slave as stdio: Go init's, or
- * the console step's (console: stdio is left for it). */
+/* Takes the root built (pivot_root moved ours already; a chroot, with
+ * --no-pivot, did not) and the pty slave as stdio: the one made before
+ * a chroot, or the console step's (console: stdio is left for it). */
 static void take_over(int root, int slave, int console)
 {
 	if (fchdir(root) < 0 || chroot(".") < 0)
@@ -277,24 +206,25 @@ static void take_over(int root, int slave, int console)
 
 /* A directory to reopen exec.fifo through when the container's root
  * has no procfs on /proc (a chroot without a mount namespace): the one
- * pid 1 sees before it enters that root, kept close-on-exec until the
- * fifo is open. -1 when the root has a procfs of its own on /proc, or
- * there is no fifo (an exec). */
-static int open_fifo_dir(int root)
+ * the build opened before it entered that root (host_fd_dir), kept
+ * close-on-exec until the fifo is open. -1 (host_fd_dir closed) when the
+ * root has a procfs of its own on /proc, or there is no fifo. */
+static int open_fifo_dir(int root, int host_fd_dir)
 {
 	struct statfs fs;
 	int proc;
 
-	if (husk_env_fd(HUSK_ENV_FIFOFD) < 0)
+	if (host_fd_dir < 0)
 		return -1;
 	proc = openat(root, "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (proc >= 0 && fstatfs(proc, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
 		close(proc);
+		close(host_fd_dir);
 		return -1;
 	}
 	if (proc >= 0)
 		close(proc);
-	return open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return host_fd_dir;
 }
 
 /*
@@ -402,8 +332,9 @@ static pid_t host_pid(void)
 
 void husk_run_init(struct husk_launch *l)
 {
-	int ch[2], root, slave, st, fifo_dir, fifo;
-	pid_t go, self;
+	int fifo_dir, fifo, console = husk_env_fd(HUSK_ENV_CONSOLEFD);
+	struct husk_built b;
+	pid_t self;
 
 	husk_logf("debug", "launcher: child process in init(): the container's pid 1, to run \"%s\"",
 		  l->plan->argv[0]);
@@ -414,28 +345,19 @@ void husk_run_init(struct husk_launch *l)
 	self = host_pid(); /* /proc is still the runtime's */
 	if (husk_launch_open(l) < 0)
 		husk_fail("%s", l->err);
-	go = fork_go_init(ch);
-	if (go == 0)
-		return;
-	/* The console socket: ours to send the pty's master over when we
-	 * make the console (a mount namespace of the container's own, the
-	 * console step), else Go init's. */
+	/* The console socket: the console step's, with a mount namespace of
+	 * the container's own; else the build's, which makes the pty from
+	 * the host's /dev/ptmx before its chroot. */
 	if (l->plan->has_tty && (l->plan->tty.flags & HUSK_TTY_OPEN))
-		l->console_fd = husk_env_fd(HUSK_ENV_CONSOLEFD);
-	else
-		close(husk_env_fd(HUSK_ENV_CONSOLEFD));
-	debugf("pid 1 waits for Go init (pid %d) to build the container", go);
-	recv_handover(ch[0], &root, &slave, &l->dev_null_fd);
-	while (waitpid(go, &st, 0) < 0 && errno == EINTR)
-		;
-	if (root < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		_exit(1); /* Go init sent the parent its error */
-	close(ch[0]);
-	fifo_dir = open_fifo_dir(root);
-	take_over(root, slave, l->console_fd >= 0);
+		l->console_fd = console;
+	else if (!l->plan->has_tty && console >= 0)
+		close(console);
+	husk_build_root(l, l->plan->has_tty && l->console_fd < 0 ? console : -1, &b);
+	l->dev_null_fd = b.dev_null;
+	fifo_dir = open_fifo_dir(b.root, b.host_fd_dir);
+	take_over(b.root, b.slave, l->console_fd >= 0);
 	if (fifo_dir < 0 && husk_env_fd(HUSK_ENV_FIFOFD) >= 0 && (fifo_dir = open_own_fd_dir(l)) < 0)
 		husk_fail("%s", l->err);
-	husk_mark("handover");
 	die_on_term_signals();
 	l->pid = self;
 	if (husk_launch_prepare(l) < 0)

@@ -39,16 +39,40 @@
 #define HUSK_SYNC_USERMAP_ACK 2 /* parent -> nsexec: maps written                  */
 #define HUSK_SYNC_PID         3 /* nsexec -> parent: u32 pid of init / the process */
 #define HUSK_SYNC_ERROR       4 /* either stage -> parent: error text; then exit  */
-#define HUSK_SYNC_CONFIG      5 /* parent -> Go init: configs.Config JSON          */
+#define HUSK_SYNC_CONFIG      5 /* parent -> pid 1: how to build the rootfs (below) */
 #define HUSK_SYNC_READY       6 /* launcher -> parent: set up (create: waiting on
                                    exec.fifo; exec: the process runs)              */
-#define HUSK_SYNC_CREATE_HOOKS      7 /* Go init -> parent: rootfs mounted, run prestart + createRuntime */
-#define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> Go init: they passed; run createContainer, pivot   */
-#define HUSK_SYNC_MOUNT_SOURCE 9 /* Go init -> parent: open mounts[N]'s source (u32 N)           */
-#define HUSK_SYNC_MOUNT_FD     10 /* parent -> Go init: its fd (SCM_RIGHTS), or why not (text)   */
+#define HUSK_SYNC_CREATE_HOOKS      7 /* pid 1 -> parent: rootfs mounted, run prestart + createRuntime */
+#define HUSK_SYNC_CREATE_HOOKS_DONE 8 /* parent -> pid 1: they passed; run createContainer, pivot     */
+#define HUSK_SYNC_MOUNT_SOURCE 9 /* pid 1 -> parent: open mounts[N]'s source (u32 N)             */
+#define HUSK_SYNC_MOUNT_FD     10 /* parent -> pid 1: its fd (SCM_RIGHTS), or why not (text)     */
 #define HUSK_SYNC_PLAN         11 /* parent -> launcher: the process (records below)         */
 #define HUSK_SYNC_HELLO        12 /* nsexec -> parent, first: my image is loaded (no payload) */
 #define HUSK_SYNC_GO           13 /* parent -> exec's launcher: the binary's view is sealed */
+
+/*
+ * CONFIG's payload: how pid 1 builds the container's rootfs
+ * (nsenter/build.c), decided by the parent (libcontainer/launch). A
+ * struct husk_build_head, then mounts_len bytes of mount plan
+ * (mountplan.h), hooks_len bytes of createContainer hook plan
+ * (hookplan.h), then chroot_len bytes: the rootfs's path, NUL-terminated,
+ * when HUSK_BUILD_CHROOT. Every length bounded by HUSK_BUILD_MAX.
+ */
+#define HUSK_BUILD_ASK_HOOKS 1 /* stop at CREATE_HOOKS once mounted           */
+#define HUSK_BUILD_LO_UP     2 /* a new network namespace: set lo up first    */
+#define HUSK_BUILD_DEV_NULL  4 /* clone the host's /dev/null before pivot_root
+                                   (maskedPaths: to mask files with)          */
+#define HUSK_BUILD_CHROOT    8 /* no mount namespace: chroot into the path,
+                                   then the mount plan (a missing cwd) in it  */
+#define HUSK_BUILD_FLAGS     15
+#define HUSK_BUILD_MAX       (8u << 20)
+
+struct husk_build_head {
+	uint32_t flags;
+	uint32_t mounts_len;
+	uint32_t hooks_len;
+	uint32_t chroot_len;
+};
 
 /*
  * The PLAN frame's payload: the process the launcher (nsenter/launch.c)
@@ -196,13 +220,6 @@ struct husk_plan_tty {
 /* A mark on the trace fd: libcontainer/trace's Record, as one JSON line. */
 #define HUSK_TRACE_RECORD "{\"t\":%lld,\"pid\":%d,\"proc\":\"init\",\"phase\":\"%s\",\"ms\":%.6f}\n"
 
-/*
- * Go init's end of its channel to the launcher (create only): not passed
- * by the parent but put at this fd number by nsexec when it forks Go init
- * (see nsexec.c). Go init sends the container's root and pty slave over
- * it, then exits; the launcher, the container's pid 1, goes on.
- */
-#define HUSK_ENV_LAUNCHERFD "_HUSK_LAUNCHER_FD"
 
 /*
  * What `husk init` starts: unset for a container's init, HUSK_INITTYPE_EXEC

@@ -15,7 +15,6 @@ const (
 	EnvListenerFd = C.HUSK_ENV_LISTENERFD
 	EnvInitType   = C.HUSK_ENV_INITTYPE
 	EnvLogDebug   = C.HUSK_ENV_LOGDEBUG
-	EnvLauncherFd = C.HUSK_ENV_LAUNCHERFD
 	// EnvTraceFd names the fd of the trace file a `husk init` inherits
 	// (libcontainer/trace).
 	EnvTraceFd = C.HUSK_ENV_TRACEFD
@@ -34,9 +33,7 @@ func FirstFd(preserved int) int { return 3 + preserved }
 
 // InitEnv names init's fds, numbered from first in the table's order:
 // the init socket, the log pipe, exec.fifo when fifo is set, then one fd
-// per name in extras (EnvConsoleFd, EnvListenerFd); for a container's
-// init (not exec), the next number is Go init's launcher channel, which
-// nsexec puts there. exec marks an init that runs a process in an
+// per name in extras (EnvConsoleFd, EnvListenerFd). exec marks an init that runs a process in an
 // existing container; debug (the parent's --debug) has init send its
 // debug lines (EnvLogDebug).
 func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
@@ -52,8 +49,6 @@ func InitEnv(first int, fifo, exec, debug bool, extras []string) []string {
 	}
 	if exec {
 		env = append(env, EnvInitType+"="+InitTypeExec)
-	} else {
-		env = append(env, EnvLauncherFd+"="+strconv.Itoa(next))
 	}
 	if debug {
 		env = append(env, EnvLogDebug+"=1")

@@ -7,8 +7,7 @@ import (
 )
 
 // The numbering the table gives: init's own fds follow the preserved
-// ones, the fifo only for create, the extras after them in order, then
-// (create only) the number of Go init's launcher channel.
+// ones, the fifo only for create, the extras after them in order.
 func TestInitEnv(t *testing.T) {
 	for _, tc := range []struct {
 		first             int
@@ -16,10 +15,10 @@ func TestInitEnv(t *testing.T) {
 		extras            []string
 		want              []string
 	}{
-		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5", EnvLauncherFd + "=6"}},
+		{FirstFd(0), true, false, false, nil, []string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvFifoFd + "=5"}},
 		{FirstFd(2), true, false, true, []string{EnvConsoleFd, EnvListenerFd},
 			[]string{EnvInitPipe + "=5", EnvLogPipe + "=6", EnvFifoFd + "=7", EnvConsoleFd + "=8", EnvListenerFd + "=9",
-				EnvLauncherFd + "=10", EnvLogDebug + "=1"}},
+				EnvLogDebug + "=1"}},
 		{FirstFd(0), false, true, false, []string{EnvConsoleFd},
 			[]string{EnvInitPipe + "=3", EnvLogPipe + "=4", EnvConsoleFd + "=5", EnvInitType + "=" + InitTypeExec}},
 	} {
@@ -59,16 +58,25 @@ func TestSyncFrames(t *testing.T) {
 	}
 }
 
-func TestConfigPayload(t *testing.T) {
-	p := ConfigPayload(ConfigAskHooks, []byte(`{"id":"x"}`))
-	f, data, err := ParseConfigPayload(p)
-	if err != nil || f != ConfigAskHooks || string(data) != `{"id":"x"}` {
-		t.Errorf("round trip: %#x %q %v", f, data, err)
+func TestRootfsPayload(t *testing.T) {
+	in := Rootfs{Flags: RootfsAskHooks | RootfsChroot, Mounts: []byte("plan"), Hooks: []byte("hooks"), Chroot: "/r"}
+	b, err := in.Encode()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := ParseConfigPayload(nil); err == nil {
+	out, err := DecodeRootfs(b)
+	if err != nil || out.Flags != in.Flags || string(out.Mounts) != "plan" || string(out.Hooks) != "hooks" || out.Chroot != "/r" {
+		t.Errorf("round trip: %+v %v", out, err)
+	}
+	for _, bad := range []Rootfs{{Flags: 0x80}, {Flags: RootfsChroot}, {Chroot: "/r"}, {Flags: RootfsChroot, Chroot: "/a\x00b"}} {
+		if _, err := bad.Encode(); err == nil {
+			t.Errorf("%+v was encoded", bad)
+		}
+	}
+	if _, err := DecodeRootfs(b[:len(b)-1]); err == nil {
+		t.Error("a short CONFIG was taken")
+	}
+	if _, err := DecodeRootfs(nil); err == nil {
 		t.Error("an empty CONFIG was taken")
-	}
-	if _, _, err := ParseConfigPayload([]byte{0x80, '{', '}'}); err == nil {
-		t.Error("unknown flags were taken")
 	}
 }

@@ -11,8 +11,7 @@ import (
 )
 
 // LogLine is one line init writes on the log pipe (bootstrap.h,
-// HUSK_LOG_LINE_*): the launcher's husk_logf, and Go init's logrus JSON
-// lines, which have these two fields too.
+// HUSK_LOG_LINE_*): the launcher's husk_logf.
 type LogLine struct {
 	Level string `json:"level"`
 	Msg   string `json:"msg"`

@@ -169,8 +169,8 @@ type PlanSystem struct {
 // PlanSysctl is one of linux.sysctl.
 type PlanSysctl struct{ Key, Value string }
 
-// PlanRootfs is what the launcher does to a container's root after Go
-// init's hand-over, in runc's order (nsenter/final.c): mask Masked, make
+// PlanRootfs is what the launcher does to a container's root after it
+// built it, in runc's order (nsenter/final.c): mask Masked, make
 // Readonly read-only (clean absolute paths), then a read-only /dev
 // (ReadonlyDev names its mount in errors: "" for none) and "/"
 // (ReadonlyRoot).
@@ -224,7 +224,7 @@ type PlanListener struct {
 
 // PlanTTY is process.terminal: Open makes the launcher open the pty and
 // send its master (an exec; a container's init with a mount namespace of
-// its own, whose pty is bound onto /dev/console: without one, Go init
+// its own, whose pty is bound onto /dev/console: without one, pid 1
 // made it already);
 // Rows and Cols are process.consoleSize when HasSize.
 type PlanTTY struct {

@@ -1,6 +1,6 @@
 // Package bootstrap is the whole contract between husk's parent process
 // (create, run, exec: package libcontainer) and `husk init` (nsexec.c and
-// the launcher in nsenter, and Go init, package initproc): what init
+// the launcher in nsenter): what init
 // inherits, the messages on the init socketpair, and exec.fifo. The
 // numbers live in bootstrap.h, shared with nsenter; Go reads them through
 // cgo.
@@ -11,13 +11,11 @@
 //	fd          env variable       what                          used by
 //	0-2                            the process's stdio           the process
 //	3 ..                           --preserve-fds, LISTEN_FDS    the process
-//	first       EnvInitPipe        init socketpair (below)       nsexec, launcher, Go init
+//	first       EnvInitPipe        init socketpair (below)       nsexec, launcher
 //	first+1     EnvLogPipe         JSON log lines to the parent  all of them
 //	first+2     EnvFifoFd          exec.fifo, O_PATH (create)    the launcher (pid 1)
-//	next        EnvConsoleFd       --console-socket, connected   Go init, exec's launcher
+//	next        EnvConsoleFd       --console-socket, connected   the launcher
 //	next        EnvListenerFd      seccomp listener, connected   the launcher
-//	next        EnvLauncherFd      (create) Go init's channel to pid 1, put
-//	                               there by nsexec, not passed by the parent
 //	            EnvInitType        InitTypeExec for an exec      nsexec
 //
 // first is FirstFd(number of preserved fds); InitEnv writes the variables.
@@ -42,42 +40,38 @@
 //	                                        parent writes uid_map/gid_map, then
 //	3     parent        USERMAP_ACK         nsexec becomes root in the new userns
 //	4     nsexec        PID(pid)            create: the forked container's init
-//	                                        (pid 1 in its pid namespace), which
-//	                                        forks Go init (pid 2) at once; nsexec's
-//	                                        first process exits.
+//	                                        (pid 1 in its pid namespace), the
+//	                                        launcher; nsexec's first process exits.
 //	                                        exec: the process the launcher set up
 //	                                        and forked; then READY once it is about
 //	                                        to execve, or ERROR
-//	5l    parent        (the limits)        without ConfigAskHooks: the parent
-//	                                        applies the cgroup limits now, while
-//	                                        Go init's runtime starts
-//	5     parent        CONFIG(flags, json) Go init builds the container; the
-//	                                        flags byte (ConfigFlags) says
-//	                                        whether it stops at 5a
-//	5a    Go init       CREATE_HOOKS        (ConfigAskHooks only: the parent has
+//	5l    parent        (the limits)        without RootfsAskHooks: the parent
+//	                                        applies the cgroup limits now
+//	5     parent        CONFIG(Rootfs)      how pid 1 builds the container
+//	                                        (rootfs.go: the mount plan, the
+//	                                        createContainer hooks, flags), decided
+//	                                        from pid 1's cgroups and mount table;
+//	                                        its flags say whether it stops at 5a
+//	5m    pid 1         MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
+//	                                        namespace, or an idmapped one: the
+//	                                        parent opens the source in pid 1's
+//	                                        mount namespace, with the host's
+//	                                        credentials (launch/mountsource.go)
+//	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
+//	                                        payload), or the error as text
+//	5a    pid 1         CREATE_HOOKS        (RootfsAskHooks only: the parent has
 //	                                        prestart or createRuntime hooks, or
-//	                                        a pids limit, which counts Go
-//	                                        init's threads) rootfs mounted, not
+//	                                        a pids limit) rootfs mounted, not
 //	                                        pivoted; the parent applies the
 //	                                        cgroup limits now, runs
 //	                                        prestart/createRuntime hooks (a
 //	                                        failure: it kills init). A READY
 //	                                        without it is a protocol error
-//	5b    parent        CREATE_HOOKS_DONE   Go init runs createContainer, pivots
-//	5m    Go init       MOUNT_SOURCE(u32 N) before it mounts bind mounts[N] in a user
-//	                                        namespace, or an idmapped one: the
-//	                                        parent opens the source in init's
-//	                                        mount namespace, with the host's
-//	                                        credentials (launch/mountsource.go)
-//	5n    parent        MOUNT_FD            the source's fd (SCM_RIGHTS, no
-//	                                        payload), or the error as text
-//	5h    Go init       (to pid 1)          on its launcher channel, not this
-//	                                        socket: the root and the pty slave
-//	                                        (SCM_RIGHTS); then it exits
+//	5b    parent        CREATE_HOOKS_DONE   pid 1 runs createContainer, pivots
 //	6     launcher      READY               pid 1 set the process up, waits on
 //	                                        exec.fifo; the parent records state
 //
-//	any   nsexec, Go init, launcher
+//	any   nsexec, launcher
 //	                    ERROR(text)         the failure, shown to the user; the
 //	                                        sender exits non-zero
 //
@@ -300,35 +294,6 @@ func Recv(r io.Reader) (SyncType, []byte, error) {
 		return 0, nil, fmt.Errorf("read %s payload: %w", t, io.ErrUnexpectedEOF)
 	}
 	return t, payload, nil
-}
-
-// ConfigFlags is the first byte of CONFIG's payload; the config's JSON
-// follows it.
-type ConfigFlags byte
-
-// ConfigAskHooks makes Go init stop at CREATE_HOOKS once its rootfs is
-// mounted: the parent applies the cgroup limits then, and runs prestart
-// and createRuntime. Without it the parent applied the limits before it
-// sent CONFIG.
-const ConfigAskHooks ConfigFlags = 1
-
-// ConfigPayload is CONFIG's payload: the flags, then the config's JSON.
-func ConfigPayload(f ConfigFlags, config []byte) []byte {
-	b := make([]byte, 0, 1+len(config))
-	return append(append(b, byte(f)), config...)
-}
-
-// ParseConfigPayload splits CONFIG's payload into its flags and the
-// config's JSON.
-func ParseConfigPayload(p []byte) (ConfigFlags, []byte, error) {
-	if len(p) == 0 {
-		return 0, nil, fmt.Errorf("CONFIG without its flags byte")
-	}
-	f := ConfigFlags(p[0])
-	if f&^ConfigAskHooks != 0 {
-		return 0, nil, fmt.Errorf("CONFIG with unknown flags %#x (is husk init the same version as husk?)", byte(f))
-	}
-	return f, p[1:], nil
 }
 
 // PidPayload encodes a pid for SyncPid / SyncUsermapPls.

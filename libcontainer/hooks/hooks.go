@@ -2,7 +2,8 @@
 // given the container's state as JSON on stdin, killed when its timeout
 // passes. Where a hook runs (the runtime's namespaces or the container's)
 // is the caller's choice: the parent runs prestart, createRuntime,
-// poststart and poststop, Go init runs createContainer, and `start`
+// poststart and poststop, the container's pid 1 runs createContainer
+// (nsenter/hooks.c, with these semantics and words), and `start`
 // launches each startContainer hook into the container (RunWith).
 package hooks
 

@@ -15,7 +15,7 @@ import (
 //
 //	Steps         after HELLO             after PID
 //	CreateSteps   -                       the limits (now, or at CREATE_HOOKS),
-//	                                      CONFIG(flags), Go init's requests, READY
+//	                                      CONFIG, pid 1's requests, READY
 //	ExecSteps     GO                      READY or ERROR
 //
 //	CgroupEntry   init gets in            when
@@ -39,7 +39,7 @@ type Steps interface {
 	afterPid(sock *credReader, pid int) error
 }
 
-// CreateSteps are a create's: CONFIG for Go init, the cgroup limits and
+// CreateSteps are a create's: CONFIG for pid 1, the cgroup limits and
 // the runtime hooks at the one moment the protocol gives them.
 type CreateSteps struct {
 	Config *configs.Config // init's: without the cgroup settings
@@ -49,8 +49,9 @@ type CreateSteps struct {
 	Limits func() error
 	Hooks  func(pid int) error
 	// AskHooks: there are prestart or createRuntime hooks, or a pids
-	// limit, which counts Go init's threads and so waits until its
-	// runtime has started (bootstrap.ConfigAskHooks).
+	// limit, which counts what pid 1 forks (the createContainer hooks)
+	// and so waits until the rootfs is mounted, as runc's procHooks
+	// (bootstrap.RootfsAskHooks).
 	AskHooks bool
 }
 
@@ -70,9 +71,9 @@ func (s CreateSteps) afterPid(sock *credReader, pid int) error {
 		if err := atMount(); err != nil {
 			return err
 		}
-		return configureInit(sock, s.Config, 0, pid, nil)
+		return configureInit(sock, s.Config, pid, nil)
 	}
-	return configureInit(sock, s.Config, bootstrap.ConfigAskHooks, pid, atMount)
+	return configureInit(sock, s.Config, pid, atMount)
 }
 
 // ExecSteps are an exec's: the launcher lets its process exec after GO,

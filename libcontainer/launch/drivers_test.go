@@ -112,8 +112,8 @@ func TestCreateDriver(t *testing.T) {
 		}, []string{"limits", "hooks"}, ""},
 		{"hooks or a pids limit: CONFIG asks, the limits at CREATE_HOOKS", true, nil, func(p *peer, ev *events) {
 			p.start(false, 42)
-			if f := p.checkConfig(); f != bootstrap.ConfigAskHooks {
-				p.t.Errorf("CONFIG flags %#x, want ConfigAskHooks", f)
+			if f := p.checkConfig(); f != bootstrap.RootfsAskHooks {
+				p.t.Errorf("CONFIG flags %#x, want RootfsAskHooks", f)
 			}
 			if got := ev.get(); len(got) != 0 {
 				p.t.Errorf("at CONFIG the parent had run %v already", got)

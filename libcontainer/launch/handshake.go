@@ -2,7 +2,6 @@ package launch
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,25 +94,25 @@ func unexpected(stage string, t bootstrap.SyncType) error {
 	return fmt.Errorf("%s sent an unexpected %s message (is husk init the same version as husk?)", stage, t)
 }
 
-// configureInit sends the config and its flags to the Go init (pid) and
-// waits for READY, running the create hooks and opening mount sources
-// (mountsource.go) when init asks for them on the way (steps 5-6 of the
-// protocol table).
-func configureInit(sock *credReader, cfg *configs.Config, flags bootstrap.ConfigFlags, pid int, atHooks func() error) error {
-	data, err := json.Marshal(cfg)
+// configureInit sends pid 1 how to build the container's rootfs
+// (rootfsPayload) and waits for READY, running the create hooks and
+// opening mount sources (mountsource.go) when pid 1 asks for them on the
+// way (steps 5-6 of the protocol table).
+func configureInit(sock *credReader, cfg *configs.Config, pid int, atHooks func() error) error {
+	payload, err := rootfsPayload(cfg, pid, atHooks != nil)
 	if err != nil {
-		return fmt.Errorf("encode config: %w", err)
+		return err
 	}
-	if err := bootstrap.Send(sock, bootstrap.SyncConfig, bootstrap.ConfigPayload(flags, data)); err != nil {
+	if err := bootstrap.Send(sock, bootstrap.SyncConfig, payload); err != nil {
 		return initGone("init", err)
 	}
 	return awaitReady(sock, cfg, pid, atHooks)
 }
 
-// awaitReady answers init until it reports READY (or an error): Go init's
-// requests on the way, then the launcher's READY (an exec has no Go init:
+// awaitReady answers init until it reports READY (or an error): pid 1's
+// requests on the way, then the launcher's READY (an exec builds nothing:
 // nsexec's first process sends READY or ERROR). With atHooks, init was
-// asked to stop at CREATE_HOOKS (bootstrap.ConfigAskHooks): atHooks runs
+// asked to stop at CREATE_HOOKS (bootstrap.RootfsAskHooks): atHooks runs
 // then, and a READY without it is an error.
 func awaitReady(sock *credReader, cfg *configs.Config, pid int, atHooks func() error) error {
 	for {
@@ -175,7 +174,7 @@ func forwardLogs(r *credReader) {
 	debug := logrus.IsLevelEnabled(logrus.DebugLevel)
 	for sc.Scan() {
 		if !debug && bootstrap.IsDebugLogLine(sc.Bytes()) {
-			continue // most of init's lines (nsexec's, Go init's), not decoded for nothing
+			continue // most of init's lines (nsexec's, the launcher's), not decoded for nothing
 		}
 		e, err := bootstrap.ParseLogLine(sc.Bytes())
 		if err != nil {

@@ -2,7 +2,6 @@ package launch
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -340,13 +339,12 @@ func TestConfigureInit(t *testing.T) {
 			sock, p := handshakePair(t)
 			ran := 0
 			// Init is asked to stop at CREATE_HOOKS where the script does.
-			var flags bootstrap.ConfigFlags
 			var atHooks func() error
 			if tc.ran > 0 {
-				flags, atHooks = bootstrap.ConfigAskHooks, func() error { ran++; return tc.hooks }
+				atHooks = func() error { ran++; return tc.hooks }
 			}
 			err := run(p, tc.script, func() error {
-				return configureInit(sock, testConfig(), flags, 0, atHooks)
+				return configureInit(sock, testConfig(), 0, atHooks)
 			})
 			checkErr(t, err, tc.wantErr)
 			if ran != tc.ran {
@@ -356,23 +354,24 @@ func TestConfigureInit(t *testing.T) {
 	}
 }
 
+// testConfig has no mount namespace: its plan is a chroot into Rootfs
+// and a missing cwd, decided without pid 1's mount table.
 func testConfig() *configs.Config {
-	return &configs.Config{ID: "fake", Process: &configs.Process{Args: []string{"sh"}}}
+	return &configs.Config{ID: "fake", Rootfs: "/fake-root", Process: &configs.Process{Args: []string{"sh"}, Cwd: "/work"}}
 }
 
-// checkConfig reads CONFIG, checks it is the parent's config, and
-// returns its flags.
-func (p *peer) checkConfig() bootstrap.ConfigFlags {
-	flags, data, err := bootstrap.ParseConfigPayload(p.expect(bootstrap.SyncConfig))
+// checkConfig reads CONFIG, checks it is the parent's (a chroot into
+// the config's rootfs, with a mount plan), and returns its flags.
+func (p *peer) checkConfig() bootstrap.RootfsFlags {
+	r, err := bootstrap.DecodeRootfs(p.expect(bootstrap.SyncConfig))
 	if err != nil {
 		p.t.Errorf("peer: CONFIG: %v", err)
 		return 0
 	}
-	var cfg configs.Config
-	if err := json.Unmarshal(data, &cfg); err != nil || cfg.ID != "fake" {
-		p.t.Errorf("peer: config %+v, %v", cfg, err)
+	if r.Chroot != "/fake-root" || r.Flags&bootstrap.RootfsChroot == 0 || len(r.Mounts) == 0 {
+		p.t.Errorf("peer: CONFIG %+v, want a chroot into /fake-root with a mount plan", r)
 	}
-	return flags
+	return r.Flags &^ bootstrap.RootfsChroot
 }
 
 func checkErr(t *testing.T, err error, want string) {

@@ -81,7 +81,7 @@ func NewPlan(cfg *configs.Config, o Options) (*bootstrap.Plan, error) {
 	if p.Terminal {
 		// The launcher makes the pty of an exec, and the console of a
 		// container's init with a mount namespace of its own; without
-		// one, Go init makes it before its chroot, from the host's
+		// one, pid 1 makes it before its chroot, from the host's
 		// /dev/ptmx, as runc.
 		_, ownMounts := cfg.Namespace(configs.NEWNS)
 		plan.TTY = &bootstrap.PlanTTY{Open: o.Exec || ownMounts}

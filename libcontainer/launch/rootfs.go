@@ -10,7 +10,7 @@ import (
 )
 
 // PlanRootfs is what the launcher, the container's pid 1, finishes of its
-// root after Go init's hand-over (nsenter/final.c): masked and read-only
+// root after it built it (nsenter/final.c): masked and read-only
 // paths, then a read-only /dev and "/". nil without a mount namespace of
 // the container's own, where there is nothing to finish (specconv
 // refuses masks there). Paths go cleaned, as the launcher takes them.

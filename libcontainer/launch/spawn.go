@@ -156,7 +156,7 @@ func (r *Request) converse(sock *credReader, child int, born bool, msg []byte, s
 	}
 	// The process comes right after: an exec's launcher sets it up before
 	// it forks, and sends PID, then READY (or ERROR); a container's pid 1
-	// forks Go init at once, and sets the process up once it is built.
+	// builds the container, and sets the process up once it is built.
 	if err := sendPlan(sock, r.Plan); err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,7 +29,7 @@ func mountCgroup(r *rootDir, c *configs.Config, m *configs.Mount) error {
 		return err
 	}
 	_, cgroupns := c.Namespace(configs.NEWCGROUP)
-	if st, err := statfs(cgroupRoot); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+	if CgroupV2() {
 		return mountCgroup2(r, m, cgroupns, own[""])
 	}
 	return mountCgroup1(r, m, cgroupns, own)
@@ -76,10 +77,7 @@ func mountCgroup2OverItself(r *rootDir, m *configs.Mount) error {
 // mountCgroup1 makes a tmpfs at m.Destination holding one directory per
 // host hierarchy (cpu, memory, ..., unified), each a cgroup mount or a bind.
 func mountCgroup1(r *rootDir, m *configs.Mount, cgroupns bool, own map[string]string) error {
-	hierarchies, err := mountTable(func(i *mountinfo.Info) (bool, bool) {
-		isCgroup := i.FSType == "cgroup" || i.FSType == "cgroup2"
-		return !isCgroup || filepath.Dir(i.Mountpoint) != cgroupRoot, false
-	})
+	hierarchies, err := CgroupHierarchies()
 	if err != nil {
 		return err
 	}
@@ -175,6 +173,27 @@ func cgroupBind(m *configs.Mount, dest, src string) *configs.Mount {
 	}
 }
 
+// CgroupV2 reports whether /sys/fs/cgroup is the unified hierarchy.
+func CgroupV2() bool {
+	st, err := statfs(cgroupRoot)
+	return err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC
+}
+
+// CgroupHierarchies are the cgroup hierarchies mounted right under
+// /sys/fs/cgroup (cgroup v1, and a v2 "unified" beside them).
+func CgroupHierarchies() ([]*mountinfo.Info, error) {
+	t, err := ReadMounts()
+	return t.CgroupHierarchies(), err
+}
+
+// CgroupHierarchies is CgroupHierarchies of the table t.
+func (t Mounts) CgroupHierarchies() []*mountinfo.Info {
+	return t.filter(func(i *mountinfo.Info) (bool, bool) {
+		isCgroup := i.FSType == "cgroup" || i.FSType == "cgroup2"
+		return !isCgroup || filepath.Dir(i.Mountpoint) != cgroupRoot, false
+	})
+}
+
 // ownCgroups reads /proc/self/cgroup: controllers ("" for cgroup2) -> path.
 func ownCgroups() (map[string]string, error) {
 	f, err := os.Open("/proc/self/cgroup")
@@ -182,8 +201,14 @@ func ownCgroups() (map[string]string, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ParseOwnCgroups(f)
+}
+
+// ParseOwnCgroups reads a /proc/PID/cgroup: controllers ("" for cgroup2)
+// -> path.
+func ParseOwnCgroups(r io.Reader) (map[string]string, error) {
 	own := map[string]string{}
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(r)
 	for s.Scan() {
 		// hierarchy-ID:controllers:path
 		fields := strings.SplitN(s.Text(), ":", 3)

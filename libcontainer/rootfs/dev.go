@@ -138,6 +138,24 @@ func devSymlinks(r *rootDir, devpts bool) error {
 		return err
 	}
 	defer dev.close()
+	links := DevLinks(devpts)
+	if devpts {
+		if err := unlinkat(dev.fd, "ptmx"); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("ptmx: %w", err)
+		}
+	}
+	for _, l := range links {
+		if err := symlinkat(l[1], dev.fd, l[0]); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("%s -> %s: %w", l[0], l[1], err)
+		}
+	}
+	return nil
+}
+
+// DevLinks are the symlinks a /dev tmpfs gets, name -> target: /dev/fd,
+// stdin, stdout, stderr, core (when the host has /proc/kcore) and, with
+// devpts on /dev/pts, ptmx (replacing a ptmx there).
+func DevLinks(devpts bool) [][2]string {
 	links := [][2]string{
 		{"fd", "/proc/self/fd"},
 		{"stdin", "/proc/self/fd/0"},
@@ -148,15 +166,7 @@ func devSymlinks(r *rootDir, devpts bool) error {
 		links = append(links, [2]string{"core", "/proc/kcore"})
 	}
 	if devpts {
-		if err := unlinkat(dev.fd, "ptmx"); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("ptmx: %w", err)
-		}
 		links = append(links, [2]string{"ptmx", "pts/ptmx"})
 	}
-	for _, l := range links {
-		if err := symlinkat(l[1], dev.fd, l[0]); err != nil && !errors.Is(err, unix.EEXIST) {
-			return fmt.Errorf("%s -> %s: %w", l[0], l[1], err)
-		}
-	}
-	return nil
+	return links
 }

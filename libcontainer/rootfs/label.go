@@ -11,9 +11,25 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/opencontainers/selinux/go-selinux/label"
 	"golang.org/x/sys/unix"
 )
+
+// LabelledData is the data m's filesystem is mounted with (mountOne's,
+// mountTmpfs's): with the mount label's context= but for proc, sysfs and
+// mqueue, which take none (mqueue's root gets the label: LabelsRoot).
+func LabelledData(m *configs.Mount, mountLabel string) string {
+	switch m.Device {
+	case "proc", "sysfs", "mqueue":
+		return m.Data
+	}
+	return label.FormatMountLabel(m.Data, mountLabel)
+}
+
+// LabelsRoot reports whether the root of m's filesystem gets the mount
+// label as its security.selinux attribute (mqueue).
+func LabelsRoot(m *configs.Mount) bool { return m.Device == "mqueue" }
 
 // labelled is data with r's mount label as runc formats it
 // (context="LABEL" appended), or data alone when there is none.

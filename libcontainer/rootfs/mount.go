@@ -33,10 +33,11 @@ func mountAll(r *rootDir, c *configs.Config) error {
 // mountError names mounts[i] in runc's words ("error mounting SRC to
 // rootfs at DST"), which scripts look for, then says what went wrong.
 func mountError(i int, m *configs.Mount, err error) error {
-	return fmt.Errorf("%s: %w", mountName(i, m), err)
+	return fmt.Errorf("%s: %w", MountErrorHead(i, m), err)
 }
 
-func mountName(i int, m *configs.Mount) string {
+// MountErrorHead is what an error of mounts[i] starts with.
+func MountErrorHead(i int, m *configs.Mount) string {
 	return fmt.Sprintf("mounts[%d]: error mounting %q to rootfs at %q", i, mountSource(m), m.Destination)
 }
 
@@ -52,7 +53,7 @@ func isReadonlyDev(m *configs.Mount) bool {
 func ReadonlyDev(c *configs.Config) string {
 	for i, m := range c.Mounts {
 		if isReadonlyDev(m) {
-			return mountName(i, m)
+			return MountErrorHead(i, m)
 		}
 	}
 	return ""
@@ -74,12 +75,9 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 	case m.Device == "tmpfs":
 		return mountTmpfs(r, m)
 	}
-	kind, data := makeDir, r.labelled(m.Data)
-	switch m.Device {
-	case "proc", "sysfs":
-		kind, data = realDir, m.Data
-	case "mqueue":
-		data = m.Data // labelled below, as mqueue takes no context=
+	kind, data := makeDir, LabelledData(m, r.mountLabel)
+	if m.Device == "proc" || m.Device == "sysfs" {
+		kind = realDir
 	}
 	err := r.mountAt(m.Destination, kind, mountSource(m), m.Device, m.Flags, data)
 	if errors.Is(err, unix.EPERM) {
@@ -96,7 +94,7 @@ func mountOne(r *rootDir, c *configs.Config, m *configs.Mount, i int) error {
 		}
 		return err
 	}
-	if m.Device == "mqueue" {
+	if LabelsRoot(m) {
 		if err := r.labelRoot(m.Destination); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package rootfs
 
 import (
 	"os"
+	"strconv"
 
 	"github.com/moby/sys/mountinfo"
 )
@@ -21,4 +22,38 @@ func mountTable(filter mountinfo.FilterFunc) ([]*mountinfo.Info, error) {
 	}
 	defer f.Close()
 	return mountinfo.GetMountsFromReader(f, filter)
+}
+
+// Mounts is a mount table read once (ReadMounts), which each decision
+// that looks at it filters: the parent reads its own once to plan the
+// launcher's mounts (libcontainer/launch/mountplan.go).
+type Mounts []*mountinfo.Info
+
+// ReadMounts reads this process's whole mount table.
+func ReadMounts() (Mounts, error) { return mountTable(nil) }
+
+// ReadMountsOf reads process pid's whole mount table (the launcher's, in
+// a mount namespace it joined).
+func ReadMountsOf(pid int) (Mounts, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return mountinfo.GetMountsFromReader(f, nil)
+}
+
+// filter keeps what f keeps, as mountinfo.GetMountsFromReader does.
+func (t Mounts) filter(f mountinfo.FilterFunc) []*mountinfo.Info {
+	var out []*mountinfo.Info
+	for _, m := range t {
+		skip, stop := f(m)
+		if !skip {
+			out = append(out, m)
+		}
+		if stop {
+			break
+		}
+	}
+	return out
 }

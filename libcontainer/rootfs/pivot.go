@@ -46,31 +46,51 @@ func isolateRoot(root string, flags int) error {
 	if err != nil {
 		return err
 	}
+	shared := func(m *mountinfo.Info) bool { return strings.Contains(m.Optional, "shared:") }
+	for _, p := range IsolatePoints(mounts, root, flags, shared) {
+		if err := mount("", p.Mountpoint, "", p.Flags, ""); err != nil {
+			return fmt.Errorf("make mount %s %s: %w", p.Mountpoint, propagationName(p.Flags), err)
+		}
+	}
+	return nil
+}
+
+// IsolatePoint is a mount point isolateRoot changes, and to what
+// (MS_PRIVATE or MS_SLAVE).
+type IsolatePoint struct {
+	Mountpoint string
+	Flags      int
+}
+
+// IsolatePoints is what isolateRoot changes, in order: of mounts (the
+// mount table's entries at root and its parents), the rootfs itself when
+// it is a shared mount point (shared says so of a mount, after "/" got
+// the rootfsPropagation flags), then the deepest parent mount.
+func IsolatePoints(mounts []*mountinfo.Info, root string, flags int, shared func(*mountinfo.Info) bool) []IsolatePoint {
 	// Of mounts stacked on one point the last listed is on top; deepest first.
 	top := map[string]*mountinfo.Info{}
 	for _, m := range mounts {
 		top[m.Mountpoint] = m
 	}
 	points := slices.SortedFunc(maps.Keys(top), func(a, b string) int { return len(b) - len(a) })
+	var out []IsolatePoint
 	for _, p := range points {
 		m, self := top[p], p == root
 		want := unix.MS_PRIVATE
 		switch {
-		case self && !strings.Contains(m.Optional, "shared:"):
+		case self && !shared(m):
 			continue
 		case self && flags&(unix.MS_SHARED|unix.MS_SLAVE) != 0:
 			want = unix.MS_SLAVE
 		case !self && flags&unix.MS_SLAVE != 0:
 			want = unix.MS_SLAVE
 		}
-		if err := mount("", p, "", want, ""); err != nil {
-			return fmt.Errorf("make mount %s %s: %w", p, propagationName(want), err)
-		}
+		out = append(out, IsolatePoint{p, want})
 		if !self {
-			return nil
+			break
 		}
 	}
-	return nil
+	return out
 }
 
 func propagationName(flags int) string {
@@ -160,15 +180,10 @@ func moveRoot(root string) error {
 // hideHostProcSys detaches every whole proc and sysfs mount outside the
 // rootfs; one that cannot be detached is covered with an empty tmpfs.
 func hideHostProcSys(root string) error {
-	mounts, err := mountTable(func(m *mountinfo.Info) (bool, bool) {
-		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
-		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
-		return !whole || inside, false
-	})
+	mounts, err := HostProcSys(root)
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
 	for _, m := range mounts {
 		p := m.Mountpoint
 		// Slave first, so the detach cannot propagate to the host.
@@ -187,6 +202,25 @@ func hideHostProcSys(root string) error {
 		}
 	}
 	return nil
+}
+
+// HostProcSys are the whole proc and sysfs mounts outside the rootfs
+// root, deepest first: what --no-pivot takes away before it moves the
+// rootfs onto "/".
+func HostProcSys(root string) ([]*mountinfo.Info, error) {
+	t, err := ReadMounts()
+	return t.HostProcSys(root), err
+}
+
+// HostProcSys is HostProcSys of the table t.
+func (t Mounts) HostProcSys(root string) []*mountinfo.Info {
+	mounts := t.filter(func(m *mountinfo.Info) (bool, bool) {
+		whole := m.Root == "/" && (m.FSType == "proc" || m.FSType == "sysfs")
+		inside := m.Mountpoint == root || strings.HasPrefix(m.Mountpoint, root+"/")
+		return !whole || inside, false
+	})
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	return mounts
 }
 
 // chrootRoot makes root the process's "/" without a mount namespace of

@@ -20,13 +20,7 @@ import (
 // leads out of it, whatever it points to. Any other source is the host's,
 // opened as given.
 func OpenSource(root, src string) (int, error) {
-	in, ok := configs.UnderRoot(root, src)
-	if !ok {
-		if real, err := filepath.EvalSymlinks(root); err == nil {
-			root = real
-			in, ok = configs.UnderRoot(root, src)
-		}
-	}
+	root, in, ok := sourceIn(root, src)
 	if !ok {
 		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -44,4 +38,25 @@ func OpenSource(root, src string) (int, error) {
 		return -1, fmt.Errorf("open %s inside the rootfs: %w", in, err)
 	}
 	return fd, nil
+}
+
+// SourceInRoot reports whether src, a bind mount's source, lies under the
+// rootfs root (as given, or as it resolves), and where inside it: such a
+// source is the image's, resolved with the rootfs as "/".
+func SourceInRoot(root, src string) (string, bool) {
+	_, in, ok := sourceIn(root, src)
+	return in, ok
+}
+
+// sourceIn is SourceInRoot, with the root path src was found under.
+func sourceIn(root, src string) (string, string, bool) {
+	if in, ok := configs.UnderRoot(root, src); ok {
+		return root, in, true
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		if in, ok := configs.UnderRoot(real, src); ok {
+			return real, in, true
+		}
+	}
+	return root, "", false
 }

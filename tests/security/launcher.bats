@@ -129,11 +129,11 @@ scanner_done() {
 	done
 }
 
-@test "finding 3: containers joining the scanner's user and pid namespaces, 50 of them: their init and Go init are never attachable" {
+@test "finding 3: containers joining the scanner's user and pid namespaces, 50 of them: their init is never attachable while it builds the container" {
 	# In the container's user namespace, CAP_SYS_PTRACE does not reach a
-	# non-dumpable image exec'd in the host's: the container's pid 1 and
-	# Go init. (Without a user namespace, CAP_SYS_PTRACE over the host's
-	# reaches Go init while it builds the rootfs: see docs/architecture.md.)
+	# non-dumpable image exec'd in the host's: the container's pid 1, which
+	# builds the rootfs. (Without a user namespace, CAP_SYS_PTRACE over the
+	# host's reaches it while it builds the rootfs: see docs/architecture.md.)
 	requires_userns
 	local s pid i
 	scanner_config

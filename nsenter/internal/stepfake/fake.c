@@ -37,9 +37,9 @@ static void add(const char *fmt, va_list ap)
 }
 
 /* Records a call; 1 when it is the one to fail (errno set). */
-static int rec(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int rec(const char *fmt, ...) __attribute__((format(printf, 1, 2), alias("stepfake_rec")));
 
-static int rec(const char *fmt, ...)
+int stepfake_rec(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -406,6 +406,8 @@ static int f_execve(const char *path, char *const argv[], char *const envp[])
 	return -1;
 }
 
+/* The mount calls, recorded (the mounts' own fake, mountfake.c, models
+ * them on its file tree for its runs). */
 static int f_open_tree(int dirfd, const char *path, unsigned int flags)
 {
 	if (rec("open_tree(%d%s)", dirfd, flags & AT_RECURSIVE ? ", recursive" : ""))
@@ -418,9 +420,10 @@ static int f_move_mount(int from, int to)
 	return rec("move_mount(%d, %d)", from, to) ? -1 : 0;
 }
 
-static int f_mount_setattr(int fd, unsigned int flags, unsigned long long set)
+static int f_mount_setattr(int fd, const char *path, unsigned int flags, struct mount_attr *attr, size_t size)
 {
-	return rec("mount_setattr(%d, 0x%llx%s)", fd, set, flags & AT_RECURSIVE ? ", recursive" : "") ? -1 : 0;
+	return rec("mount_setattr(%d, 0x%llx%s)", fd, (unsigned long long)attr->attr_set,
+		   flags & AT_RECURSIVE ? ", recursive" : "") ? -1 : 0;
 }
 
 static int f_fsopen(const char *fstype)
@@ -455,6 +458,26 @@ static int f_setdomainname(const char *name, size_t n)
 	return rec("setdomainname(%.*s)", (int)n, name) ? -1 : 0;
 }
 
+static int f_mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)
+{
+	return rec("mount(%s, %s, %s, 0x%lx, %s)", source, target, fstype, flags, data) ? -1 : 0;
+}
+
+static int f_pivot_root(const char *new_root, const char *put_old)
+{
+	return rec("pivot_root(%s, %s)", new_root, put_old) ? -1 : 0;
+}
+
+static int f_umount2(const char *target, int flags)
+{
+	return rec("umount2(%s, 0x%x)", target, flags) ? -1 : 0;
+}
+
+static int f_chroot(const char *path)
+{
+	return rec("chroot(%s)", path) ? -1 : 0;
+}
+
 static const struct husk_kernel fake_kernel = {
 	.open = f_open, .access = f_access, .openat2 = f_openat2, .close = f_close, .read = f_read,
 	.write = f_write, .dup2 = f_dup2, .stat = f_stat, .fstat = f_fstat, .fstatfs = f_fstatfs,
@@ -465,10 +488,29 @@ static const struct husk_kernel fake_kernel = {
 	.ioprio_set = f_ioprio_set, .sched_setaffinity = f_sched_setaffinity,
 	.sched_setattr = f_sched_setattr, .seccomp = f_seccomp, .prctl = f_prctl,
 	.setgroups = f_setgroups, .setresgid = f_setresgid, .setresuid = f_setresuid,
-	.capset = f_capset, .execve = f_execve, .open_tree = f_open_tree, .move_mount = f_move_mount,
-	.mount_setattr = f_mount_setattr, .fsopen = f_fsopen, .fsconfig = f_fsconfig, .fsmount = f_fsmount,
-	.mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname, .step = mark,
+	.capset = f_capset, .execve = f_execve, .step = mark,
+	.mount = f_mount, .mount_bind = f_mount_bind, .sethostname = f_sethostname, .setdomainname = f_setdomainname,
+	/* mountfake.c */
+	.openat = stepfake_openat, .mkdirat = stepfake_mkdirat, .mknodat = stepfake_mknodat,
+	.readlinkat = stepfake_readlinkat, .fsopen = f_fsopen, .fsconfig = f_fsconfig,
+	.fsmount = f_fsmount, .open_tree = f_open_tree, .move_mount = f_move_mount,
+	.mount_setattr = f_mount_setattr, .fstatat = stepfake_fstatat, .getdents64 = stepfake_getdents64,
+	.symlinkat = stepfake_symlinkat, .fchownat = stepfake_fchownat, .fchmodat = stepfake_fchmodat,
+	.fchmod = stepfake_fchmod, .utimensat = stepfake_utimensat, .fsetxattr = stepfake_fsetxattr,
+	.unlinkat = stepfake_unlinkat, .pivot_root = f_pivot_root, .umount2 = f_umount2,
+	.chroot = f_chroot,
 };
+
+const struct husk_kernel *stepfake_kernel(void)
+{
+	return &fake_kernel;
+}
+
+void stepfake_begin(const struct stepfake_conf *c)
+{
+	conf = c;
+	n_calls = n_made = 0;
+}
 
 /* An exec's fork step: the fake goes on as the forked process. Recorded,
  * never failed: a fork that fails ends the launch in run.c (husk_fail),
@@ -502,7 +544,7 @@ int stepfake_run(const char *plan, size_t len, int forks, const struct stepfake_
 	l.fork = fake_fork;
 	l.pid = forks ? 0 : STEPFAKE_INIT_PID;
 	if (!forks && p.n_masked)
-		l.dev_null_fd = STEPFAKE_DEV_NULL_FD; /* Go init's hand-over */
+		l.dev_null_fd = STEPFAKE_DEV_NULL_FD; /* the build's clone */
 	if (p.has_tty && (p.tty.flags & HUSK_TTY_OPEN))
 		l.console_fd = STEPFAKE_CONSOLE_FD;
 	rc = husk_launch_open(&l);

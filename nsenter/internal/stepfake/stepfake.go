@@ -1,7 +1,6 @@
 // Package stepfake runs the launcher's steps (nsenter/launch.c's
 // husk_steps and the files that do them, linked from package nsenter)
-// against a recording fake kernel (fake.c), without root: the C side of
-// the seam Go init has in libcontainer/initproc/kernel.go. The steps'
+// against a recording fake kernel (fake.c), without root. The steps'
 // kernel calls go through husk_k (nsenter/kernel.h), which Launch points
 // at the fake for one run. Only its tests use it; husk never links it.
 package stepfake
