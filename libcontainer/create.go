@@ -250,9 +250,9 @@ func initConfig(cfg *configs.Config) *configs.Config {
 	return &c
 }
 
-// limitsPids reports whether cfg sets a pids limit: it counts the threads
-// of init's Go runtime, so it is applied once they are made, at
-// CREATE_HOOKS (bootstrap.ConfigAskHooks).
+// limitsPids reports whether cfg sets a pids limit: it counts what pid 1
+// forks (the createContainer hooks), so it is applied once the rootfs is
+// mounted, at CREATE_HOOKS (bootstrap.RootfsAskHooks), as runc's procHooks.
 func limitsPids(cfg *configs.Config) bool {
 	if cfg.Cgroup == nil {
 		return false
