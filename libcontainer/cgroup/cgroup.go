@@ -57,7 +57,7 @@ func HostLayout() Layout {
 // husk's own cgroup, as runc does: /<id> in every hierarchy where husk runs
 // at the root (on v2, next to husk's own leaf). No parent of husk's own is
 // made for each create and removed after the last delete (on cgroup v1 that
-// was a mkdir and an rmdir more per hierarchy, 1.8 ms of CPU per run:
+// was a mkdir and an rmdir more per hierarchy, 0.2-2.9 ms of CPU per run:
 // docs/performance.md).
 
 // Manager is one container's cgroups in every hierarchy of the host.
