@@ -53,13 +53,6 @@ func HostLayout() Layout {
 	return V1
 }
 
-// A container without linux.cgroupsPath gets <id> as its path, relative to
-// husk's own cgroup, as runc does: /<id> in every hierarchy where husk runs
-// at the root (on v2, next to husk's own leaf). No parent of husk's own is
-// made for each create and removed after the last delete (on cgroup v1 that
-// was a mkdir and an rmdir more per hierarchy, 0.2-2.9 ms of CPU per run:
-// docs/performance.md).
-
 // Manager is one container's cgroups in every hierarchy of the host.
 type Manager struct {
 	layout Layout
@@ -123,6 +116,13 @@ func Open(paths map[string]string, cg *configs.Cgroup, id string) (*Manager, err
 
 // cgroupPath is the path a container's cgroups get: linux.cgroupsPath as
 // specconv checked and cleaned it, or id (relative, as runc's).
+//
+// A container without linux.cgroupsPath gets <id> as its path, relative to
+// husk's own cgroup, as runc does: /<id> in every hierarchy where husk runs
+// at the root (on v2, next to husk's own leaf). No parent of husk's own is
+// made for each create and removed after the last delete (on cgroup v1 that
+// was a mkdir and an rmdir more per hierarchy, 0.2-2.9 ms of CPU per run:
+// docs/performance.md).
 func cgroupPath(p, id string) (string, error) {
 	if p == "" {
 		return id, nil
