@@ -12,15 +12,15 @@ import (
 	"time"
 )
 
-// The floor of the parallel row. A husk container starts two Go
-// programs, husk itself and `husk init` (re-executed from the read-only
-// view of the binary), then the container's process; crun starts one C
+// The floor of the parallel row. A husk container starts one Go program,
+// husk itself (its pid 1, the launcher, runs C only: `husk init` never
+// starts the Go runtime), then the container's process; crun starts one C
 // program. A floor batch runs, in each of its jobs, just those processes
 // one after the other: no namespaces, mounts or cgroups, no config. Its
 // time is what husk's process structure alone costs, against which to
 // read the parallel row's husk/crun ratio. Two more jobs replace husk
 // with the smallest Go program (an empty main), without cgo and with it
-// (static against musl, as husk is): the least any two Go runtimes can cost.
+// (static against musl, as husk is): the least any Go runtime can cost.
 
 // crunFloor names crun's floor job, which the report reads back.
 const crunFloor = "crun --version, then true"
@@ -40,15 +40,15 @@ type floorJob struct {
 // the reason in skipped.
 func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped string) {
 	tru := []string{busybox, "true"}
-	jobs = []floorJob{{"husk --version twice, then true", [][]string{{husk, "--version"}, {husk, "--version"}, tru}, nil}}
+	jobs = []floorJob{{"husk --version, then true", [][]string{{husk, "--version"}, tru}, nil}}
 	if crun != "" {
 		jobs = append(jobs, floorJob{crunFloor, [][]string{{crun, "--version"}, tru}, nil})
 	}
 	var skips []string
 	for _, cgo := range []bool{false, true} {
-		name := "an empty Go program twice, then true"
+		name := "an empty Go program, then true"
 		if cgo {
-			name = "an empty cgo program, static as husk, twice, then true"
+			name = "an empty cgo program, static as husk, then true"
 		}
 		empty, err := buildEmptyGo(work, cgo)
 		if err != nil {
@@ -56,7 +56,7 @@ func floorJobs(husk, crun, busybox, work string) (jobs []floorJob, skipped strin
 			continue
 		}
 		// One P, as package onep gives every husk process.
-		jobs = append(jobs, floorJob{name, [][]string{{empty}, {empty}, tru}, []string{"GOMAXPROCS=1"}})
+		jobs = append(jobs, floorJob{name, [][]string{{empty}, tru}, []string{"GOMAXPROCS=1"}})
 	}
 	return jobs, strings.Join(skips, "\n")
 }

@@ -8,8 +8,8 @@ import (
 
 // goInits counts, for each husk build, the Go package initialisers one
 // husk process runs and the time they take (GODEBUG=inittrace=1 on
-// `husk --version`; every husk process, `husk init` included, runs the
-// same ones), median of 21. runc and crun get none.
+// `husk --version`; every husk process runs the same ones; `husk init`,
+// C only, runs none), median of 21. runc and crun get none.
 func (b *bench) goInits() error {
 	for _, r := range b.runtimes {
 		if r.name != "husk" && r.name != "husk-base" {

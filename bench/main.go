@@ -87,7 +87,7 @@ func main() {
 	flag.BoolVar(&o.exec, "exec", true, "also time exec into a running container")
 	flag.BoolVar(&o.strace, "strace", true, "count the syscalls of one run with strace -f -c")
 	flag.BoolVar(&o.tmpfs, "tmpfs", true, "keep the runtimes' state roots on a tmpfs (as /run is on hosts with systemd, where runc, crun and husk keep theirs); false: in the temp dir")
-	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk twice and `true`, as a container does, with no container work (and the same with empty Go programs, without cgo and with it)")
+	flag.BoolVar(&o.floor, "floor", true, "with -parallel, also time the floor of the parallel row: each job only starts husk once and `true`, as a container does, with no container work (and the same with empty Go programs, without cgo and with it)")
 	flag.IntVar(&o.criuN, "criu-n", 5, "timed checkpoint and restore rounds of husk and runc, where criu works (0: skip)")
 	churn := flag.String("churn", "1,4,16", "client counts of the churn rows, each client creating, starting, waiting for and deleting containers (\"\": skip)")
 	flag.IntVar(&o.churnN, "churn-n", 20, "containers per churn client")

@@ -489,7 +489,9 @@ func TestJoinCgroupTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Rmdir(dir)
+	// A cleanup, not a defer: it runs after the reaps startInit registers
+	// (cleanups run last first), so a failed test leaves no cgroup either.
+	t.Cleanup(func() { _ = unix.Rmdir(dir) })
 	tasks, err := os.OpenFile(dir+"/tasks", os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

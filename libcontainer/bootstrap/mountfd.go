@@ -18,7 +18,21 @@ func SendMountFd(sock *os.File, fd int, err error) error {
 	}
 	var hdr [8]byte
 	binary.NativeEndian.PutUint32(hdr[0:4], uint32(SyncMountFd))
-	if err := unix.Sendmsg(int(sock.Fd()), hdr[:], unix.UnixRights(fd), nil, 0); err != nil {
+	// Through the socket's raw conn: sock.Fd would make a socket that waits
+	// in the netpoller blocking again.
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("send %s: %w", SyncMountFd, err)
+	}
+	var serr error
+	err = rc.Write(func(s uintptr) bool {
+		serr = unix.Sendmsg(int(s), hdr[:], unix.UnixRights(fd), nil, 0)
+		return serr != unix.EAGAIN
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
 		return fmt.Errorf("send %s: %w", SyncMountFd, err)
 	}
 	return nil

@@ -288,7 +288,7 @@ func TestV2FakeFreezeAndOOM(t *testing.T) {
 // The path is checked once, by specconv; here only the default is made.
 func TestCgroupPath(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"", "/husk/c1"},
+		{"", "c1"},
 		{"/a/b", "/a/b"},
 		{"rel/c1", "rel/c1"},
 	} {

@@ -17,7 +17,7 @@ const (
 )
 
 // ensureRtBudget gives the ancestors of the container's v1 cpu cgroup
-// (DefaultParent, or those of linux.cgroupsPath) the real-time budget
+// (those of linux.cgroupsPath, or of husk.s own for the default path) the real-time budget
 // that linux.resources.cpu.realtimeRuntime needs: a new cgroup has none,
 // and the kernel refuses a child more than its parent has left. Each
 // ancestor short of it gets what its children hold plus what this

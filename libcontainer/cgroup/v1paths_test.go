@@ -79,7 +79,7 @@ func TestV1PathsFrom(t *testing.T) {
 		}, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := v1PathsFrom(strings.NewReader(fakeMountinfo(tc.mounts...)), "/husk/x", tc.hybrid)
+			got, ok := v1PathsFrom(strings.NewReader(fakeMountinfo(tc.mounts...)), "/husk/x", tc.hybrid, nil)
 			if ok != (tc.want != nil) || !maps.Equal(got, tc.want) {
 				t.Errorf("got %v (ok %v), want %v", got, ok, tc.want)
 			}
@@ -87,11 +87,38 @@ func TestV1PathsFrom(t *testing.T) {
 	}
 }
 
-// A relative cgroupsPath is placed under husk's own cgroup: the library's
-// rule, so v1Paths leaves it to the library.
+// A relative cgroupsPath (and the default, the id) is placed under husk's
+// own cgroup in each hierarchy, as the library places it.
 func TestV1PathsRelative(t *testing.T) {
-	if got, ok := v1Paths("husk/x", Hybrid); ok {
-		t.Errorf("relative path: got %v, want the library's paths", got)
+	own := ownCgroups("12:devices:/d\n4:cpu,cpuacct:/c/pu\n3:memory:/process_api/h\n1:name=systemd:/\n0::/u\n")
+	want := map[string]string{
+		"cpu":          "/sys/fs/cgroup/cpu,cpuacct/c/pu/x",
+		"cpuacct":      "/sys/fs/cgroup/cpu,cpuacct/c/pu/x",
+		"devices":      "/sys/fs/cgroup/devices/d/x",
+		"memory":       "/sys/fs/cgroup/memory/process_api/h/x",
+		"name=systemd": "/sys/fs/cgroup/systemd/x",
+		"":             "/sys/fs/cgroup/unified/x",
+	}
+	got, ok := v1PathsFrom(strings.NewReader(fakeMountinfo(debianHybrid...)), "x", true, own)
+	if !ok || !maps.Equal(got, want) {
+		t.Errorf("got %v (ok %v), want %v", got, ok, want)
+	}
+	// Left to the library: a hierarchy mounted twice; a controller
+	// missing from /proc/self/cgroup; husk's own cgroup outside the
+	// mount's root (a bind of a subtree, with husk not in it).
+	twice := append([]string{}, debianHybrid...)
+	twice = append(twice, "/sys/fs/cgroup/cpuacct rw,cpu,cpuacct cgroup")
+	if got, ok := v1PathsFrom(strings.NewReader(fakeMountinfo(twice...)), "x", true, own); ok {
+		t.Errorf("a hierarchy mounted twice: got %v, want the library's", got)
+	}
+	delete(own, "memory")
+	if got, ok := v1PathsFrom(strings.NewReader(fakeMountinfo(debianHybrid...)), "x", true, own); ok {
+		t.Errorf("no memory line: got %v, want the library's", got)
+	}
+	own["memory"] = "/other"
+	sub := strings.Replace(fakeMountinfo(debianHybrid...), " / /sys/fs/cgroup/memory ", " /sub /sys/fs/cgroup/memory ", 1)
+	if got, ok := v1PathsFrom(strings.NewReader(sub), "x", true, own); ok {
+		t.Errorf("own cgroup outside the mount's root: got %v, want the library's", got)
 	}
 }
 
@@ -101,7 +128,7 @@ func TestV1PathsMatchLibrary(t *testing.T) {
 	if layout == V2 {
 		t.Skip("pure cgroup v2 host: no v1 hierarchies to place")
 	}
-	for _, inner := range []string{"/husk/x", "/a/b/c"} {
+	for _, inner := range []string{"/husk/x", "/a/b/c", "x", "a/b"} {
 		lib, err := fs.NewManager(&cgroups.Cgroup{Path: inner, Resources: &cgroups.Resources{}}, nil)
 		if err != nil {
 			t.Fatalf("library: %v", err)

@@ -22,7 +22,7 @@ import (
 type Cgroup struct {
 	// Path is linux.cgroupsPath, cleaned, for the cgroupfs driver:
 	// absolute (from the root of every hierarchy), relative (to husk's own
-	// cgroup) or empty (husk's default, /husk/<id>).
+	// cgroup) or empty (<id>, relative, as runc takes it).
 	Path string `json:"path,omitempty"`
 	// Systemd is set for the systemd driver (--systemd-cgroup); the unit
 	// is then Parent (a slice) and ScopePrefix-Name.scope, from a

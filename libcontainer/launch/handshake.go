@@ -240,7 +240,9 @@ func (l *logSockets) done(r *credReader) {
 func WaitForwardedLogs() {
 	forwards.mu.Lock()
 	for r := range forwards.open {
-		_ = unix.Shutdown(int(r.File.Fd()), unix.SHUT_RD)
+		if rc, err := r.File.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RD) })
+		}
 	}
 	forwards.mu.Unlock()
 	forwards.wg.Wait()

@@ -23,7 +23,12 @@ import (
 // own pid namespace).
 
 // credSocket makes an AF_UNIX stream socketpair whose first end (the
-// parent's) receives its senders' credentials.
+// parent's) receives its senders' credentials. The parent's end is
+// non-blocking, so its reads and writes wait in Go's netpoller: a goroutine
+// waiting for init then holds no thread in a system call, and the runtime's
+// sysmon does not hand husk's one P to another thread for each wait (with
+// one P it would, after 20 µs). The child's end stays blocking for the
+// launcher.
 func credSocket(what string) (parent, child *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -33,6 +38,11 @@ func credSocket(what string) (parent, child *os.File, err error) {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 		return nil, nil, fmt.Errorf("%s socket: set SO_PASSCRED: %w", what, err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("%s socket: set O_NONBLOCK: %w", what, err)
 	}
 	return os.NewFile(uintptr(fds[0]), what+"-parent"), os.NewFile(uintptr(fds[1]), what+"-child"), nil
 }
@@ -96,7 +106,7 @@ type credReader struct {
 
 func (r *credReader) Read(b []byte) (int, error) {
 	for {
-		n, pid, err := recvWithPid(int(r.File.Fd()), b)
+		n, pid, err := recvWithPid(r.File, b)
 		if err != nil || n == 0 {
 			if err == nil {
 				err = io.EOF
@@ -111,19 +121,31 @@ func (r *credReader) Read(b []byte) (int, error) {
 }
 
 // recvWithPid reads what one sender wrote, and its pid (0 without
-// credentials).
-func recvWithPid(fd int, b []byte) (int, int, error) {
-	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	for {
-		n, oobn, _, _, err := unix.Recvmsg(fd, b, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		return n, credPid(oob[:oobn]), nil
+// credentials), waiting in the netpoller while there is nothing (f.Fd
+// would make the socket blocking again).
+func recvWithPid(f *os.File, b []byte) (int, int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, 0, err
 	}
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	var n, oobn int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_CMSG_CLOEXEC)
+			if rerr != unix.EINTR {
+				return rerr != unix.EAGAIN
+			}
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return n, credPid(oob[:oobn]), nil
 }
 
 // credPid is the sender's pid in the control messages oob, 0 without.

@@ -409,6 +409,26 @@ device_order_bundle() {
 	for p in $pids; do assert_pid_gone "$p"; done
 }
 
+@test "cgroups: without linux.cgroupsPath the container's cgroup is <id> next to husk's own in every hierarchy, where runc puts it; nothing is left after delete" {
+	load runtimes
+	older_spec
+	local bin id cg own ctrl path
+	for bin in $(runtimes); do
+		id="$(new_id)"
+		rt "$bin" create --bundle "$BUNDLE" "$id" </dev/null >/dev/null 2>"$TEST_DIR/err" 3>&- ||
+			fail "$bin create: $(cat "$TEST_DIR/err")"
+		cg="$(cat "/proc/$(rt "$bin" state "$id" | jq .pid)/cgroup")"
+		run -0 rt "$bin" delete --force "$id"
+		while IFS=: read -r _ ctrl path; do
+			own="$(awk -F: -v c="$ctrl" '$2 == c { print $3 }' /proc/self/cgroup)"
+			if [ -z "$ctrl" ] && cgv2; then own="$(dirname "$own")"; fi
+			[ "$path" = "${own%/}/$id" ] || fail "$bin: $ctrl: $path, want ${own%/}/$id"
+		done <<<"$cg"
+		[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$id")" ] || fail "$bin: left: $(find /sys/fs/cgroup -maxdepth 8 -type d -name "$id")"
+	done
+	[ -z "$(find /sys/fs/cgroup -maxdepth 2 -type d -name husk)" ] || fail "a husk parent: $(find /sys/fs/cgroup -maxdepth 2 -type d -name husk)"
+}
+
 @test "cgroups: linux.cgroupsPath absolute and relative, joined in every hierarchy" {
 	local id base own
 	id="$(new_id)"
