@@ -115,14 +115,11 @@ func Open(paths map[string]string, cg *configs.Cgroup, id string) (*Manager, err
 }
 
 // cgroupPath is the path a container's cgroups get: linux.cgroupsPath as
-// specconv checked and cleaned it, or id (relative, as runc's).
-//
-// A container without linux.cgroupsPath gets <id> as its path, relative to
-// husk's own cgroup, as runc does: /<id> in every hierarchy where husk runs
-// at the root (on v2, next to husk's own leaf). No parent of husk's own is
-// made for each create and removed after the last delete (on cgroup v1 that
-// was a mkdir and an rmdir more per hierarchy, 0.2-2.9 ms of CPU per run:
-// docs/performance.md).
+// specconv checked and cleaned it, or else the id, relative to husk's own
+// cgroup as runc places it (/<id> where husk runs at a hierarchy's root; on
+// v2 next to husk's own leaf). No parent of husk's own is made for each
+// create and removed after the last delete (on cgroup v1 that was a mkdir
+// and an rmdir more per hierarchy: docs/performance.md).
 func cgroupPath(p, id string) (string, error) {
 	if p == "" {
 		return id, nil

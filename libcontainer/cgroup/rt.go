@@ -17,12 +17,12 @@ const (
 )
 
 // ensureRtBudget gives the ancestors of the container's v1 cpu cgroup
-// (those of linux.cgroupsPath, or of husk.s own for the default path) the real-time budget
-// that linux.resources.cpu.realtimeRuntime needs: a new cgroup has none,
-// and the kernel refuses a child more than its parent has left. Each
-// ancestor short of it gets what its children hold plus what this
-// container needs, no more (the rest of the root's budget stays free
-// for others), written top down. The hierarchy's root is never written.
+// (the path's, which by default are husk's own cgroup and its ancestors)
+// the real-time budget that linux.resources.cpu.realtimeRuntime needs: a
+// new cgroup has none, and the kernel refuses a child more than its parent
+// has left. Each ancestor short of it gets what its children hold plus
+// what this container needs, no more (the rest of the root's budget stays
+// free for others), written top down. The hierarchy's root is never written.
 // Without RT group scheduling (no cpu.rt_runtime_us) nothing is done:
 // the write of the limit then says so.
 func (m *Manager) ensureRtBudget(r *configs.Resources) error {
