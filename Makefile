@@ -201,7 +201,8 @@ FUZZTIME    ?=
 FUZZ_TARGETS := ./specconv:FuzzConfig:600000x ./specconv:FuzzProcess:250000x \
 	./specconv:FuzzDecodeLayered:600000x ./libcontainer:FuzzLoadState:40000x \
 	./nsenter:FuzzParseBootstrap:700000x ./nsenter:FuzzParseExecPlan:1000000x \
-	./nsenter/internal/stepfake:FuzzParseMounts:300000x ./nsenter/internal/hookrun:FuzzParseHooks:300000x
+	./nsenter/internal/stepfake:FuzzParseMounts:300000x ./nsenter/internal/hookrun:FuzzParseHooks:300000x \
+	./libcontainer/criu:FuzzUnmarshalResp:400000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget="$(FUZZTIME)"; \

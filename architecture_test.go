@@ -50,6 +50,7 @@ var elsewhere = map[string]string{
 	"cmd/kube-apiserver":          "Kubernetes",
 	"cmd/critest":                 "cri-tools",
 	"../shared/notes/vm-guest.md": "the development machine's notes",
+	"runtime/proc.go":             "Go's runtime",
 }
 
 var (

@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/checkpoint-restore/go-criu/v7/rpc"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/criu"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/proto"
 )
 
 // Checkpoint and restore go through CRIU (package criu); husk tells it
@@ -68,17 +66,17 @@ func (c *Container) Checkpoint(o *criu.Options) error {
 	cfg := c.State.Config
 	opts := o.RPC(images, work, dumpLog, c.State.Annotations)
 	o.DumpRPC(opts)
-	opts.Pid = proto.Int32(int32(c.State.InitPid))
-	opts.Root = proto.String(cfg.Rootfs)
+	opts.Pid = criu.Int32(int32(c.State.InitPid))
+	opts.Root = criu.String(cfg.Rootfs)
 	if err := externalNamespaces(cfg, opts); err != nil {
 		return err
 	}
 	if fc := c.freezerPath(); fc != "" {
-		opts.FreezeCgroup = proto.String(fc)
+		opts.FreezeCgroup = criu.String(fc)
 	}
-	kind := rpc.CriuReqType_DUMP
+	kind := criu.ReqDump
 	if o.PreDump {
-		kind = rpc.CriuReqType_PRE_DUMP
+		kind = criu.ReqPreDump
 	} else {
 		opts.ExtMnt = externalMounts(cfg, c.State.InitPid)
 		if err := writeDescriptors(o.ImagePath, c.State.InitPid); err != nil {
@@ -116,7 +114,7 @@ func openCriuDirs(o *criu.Options) (images, work *os.File, err error) {
 }
 
 // runCriu runs one CRIU request to its end; a failure quotes CRIU's log.
-func runCriu(binary string, kind rpc.CriuReqType, opts *rpc.CriuOpts, o *criu.Options, stdio [3]*os.File, extra []*os.File, notify criu.Notify, started ...func(pid int) error) error {
+func runCriu(binary string, kind criu.ReqType, opts *criu.Opts, o *criu.Options, stdio [3]*os.File, extra []*os.File, notify criu.Notify, started ...func(pid int) error) error {
 	s, err := criu.Start(binary, stdio, extra)
 	if err != nil {
 		return err
@@ -130,9 +128,13 @@ func runCriu(binary string, kind rpc.CriuReqType, opts *rpc.CriuOpts, o *criu.Op
 	_, err = s.Do(kind, opts, notify)
 	if err != nil {
 		s.Kill()
-		return withCriuLog(err, o, opts.GetLogFile())
+		logFile := ""
+		if opts.LogFile != nil {
+			logFile = *opts.LogFile
+		}
+		return withCriuLog(err, o, logFile)
 	}
-	return s.Close(kind == rpc.CriuReqType_PRE_DUMP)
+	return s.Close(kind == criu.ReqPreDump)
 }
 
 // withCriuLog adds the error lines of CRIU's log, and where it is, to err.
@@ -194,7 +196,7 @@ var externalTypes = []configs.NamespaceType{configs.NEWNET, configs.NEWPID}
 
 // externalNamespaces names, for a dump, the namespaces the container
 // joined by path: CRIU leaves them out and refers to them by inode.
-func externalNamespaces(cfg *configs.Config, opts *rpc.CriuOpts) error {
+func externalNamespaces(cfg *configs.Config, opts *criu.Opts) error {
 	for _, t := range externalTypes {
 		ns, ok := cfg.Namespace(t)
 		if !ok || ns.Path == "" {
@@ -214,10 +216,10 @@ func externalNamespaces(cfg *configs.Config, opts *rpc.CriuOpts) error {
 // with /dev/null; a masked directory is a tmpfs, which CRIU dumps
 // itself). For a dump (pid, the init whose masked paths are looked at)
 // each maps to itself; for a restore (pid 0) to its source now.
-func externalMounts(cfg *configs.Config, pid int) []*rpc.ExtMountMap {
-	var ext []*rpc.ExtMountMap
+func externalMounts(cfg *configs.Config, pid int) []criu.ExtMountMap {
+	var ext []criu.ExtMountMap
 	add := func(key, val string) {
-		ext = append(ext, &rpc.ExtMountMap{Key: proto.String(key), Val: proto.String(val)})
+		ext = append(ext, criu.ExtMountMap{Key: key, Val: val})
 	}
 	for _, m := range cfg.Mounts {
 		if m.Device != "bind" {

@@ -24,7 +24,7 @@ func TestParseCgroupRoots(t *testing.T) {
 	roots := parseCgroupRoots("12:cpu,cpuacct:/husk/c1\n1:name=systemd:/husk/c1\n0::/husk/c1\n")
 	var got []string
 	for _, r := range roots {
-		got = append(got, r.GetCtrl()+"="+r.GetPath())
+		got = append(got, r.Ctrl+"="+r.Path)
 	}
 	want := []string{"cpu=/husk/c1", "cpuacct=/husk/c1", "name=systemd=/husk/c1", "=/husk/c1"}
 	if len(got) != len(want) {
@@ -58,7 +58,7 @@ func TestDumpExternalMounts(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, m := range externalMounts(cfg, os.Getpid()) {
-		got[m.GetKey()] = m.GetVal()
+		got[m.Key] = m.Val
 	}
 	want := map[string]string{"/data": "/data", "/dev/fuse": "/dev/fuse", "/proc/version": "/dev/null"}
 	if len(got) != len(want) {
@@ -71,7 +71,7 @@ func TestDumpExternalMounts(t *testing.T) {
 	}
 	back := map[string]string{}
 	for _, m := range externalMounts(cfg, 0) {
-		back[m.GetKey()] = m.GetVal()
+		back[m.Key] = m.Val
 	}
 	if back["/data"] != "/src" || back["/dev/null"] != "/dev/null" {
 		t.Errorf("restore's external mounts %v", back)

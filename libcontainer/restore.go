@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/checkpoint-restore/go-criu/v7/rpc"
 	"github.com/husk-runtime/husk/libcontainer/cni"
 	"github.com/husk-runtime/husk/libcontainer/configs"
 	"github.com/husk-runtime/husk/libcontainer/console"
@@ -19,7 +18,6 @@ import (
 	"github.com/husk-runtime/husk/libcontainer/rootfs"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/proto"
 )
 
 // RestoreOpts is everything `husk restore` passes to Restore.
@@ -186,7 +184,7 @@ func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, 
 		return err
 	}
 	defer unmount()
-	opts.Root = proto.String(root)
+	opts.Root = criu.String(root)
 	if err := rootfs.Mountpoints(cfg); err != nil {
 		return err
 	}
@@ -198,7 +196,7 @@ func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, 
 	}
 	for i, f := range fds {
 		if strings.HasPrefix(f, "pipe:") {
-			opts.InheritFd = append(opts.InheritFd, &rpc.InheritFd{Key: proto.String(f), Fd: proto.Int32(int32(i))})
+			opts.InheritFd = append(opts.InheritFd, criu.InheritFd{Key: f, Fd: int32(i)})
 		}
 	}
 	enter := func(pid int) error {
@@ -213,7 +211,7 @@ func (c *Container) restore(o RestoreOpts, network *cni.Request, binary string, 
 		return err
 	}
 	stdio := [3]*os.File{o.Stdin, o.Stdout, o.Stderr}
-	if err := runCriu(binary, rpc.CriuReqType_RESTORE, opts, o.Criu, stdio, extra, c.restoreNotify(o), enter); err != nil {
+	if err := runCriu(binary, criu.ReqRestore, opts, o.Criu, stdio, extra, c.restoreNotify(o), enter); err != nil {
 		return err
 	}
 	if c.State.InitPid == 0 {
@@ -292,21 +290,21 @@ func criuRoot(dir, rootfsPath string) (string, func(), error) {
 // restoreNamespaces gives CRIU the namespaces the container joins by
 // path: the network and pid ones as inherited fds (CRIU's fds 4, 5, …,
 // the external namespaces of the dump), the others to join.
-func restoreNamespaces(cfg *configs.Config, opts *rpc.CriuOpts) ([]*os.File, error) {
+func restoreNamespaces(cfg *configs.Config, opts *criu.Opts) ([]*os.File, error) {
 	var extra []*os.File
 	for _, ns := range cfg.Namespaces {
 		if ns.Path == "" {
 			continue
 		}
 		if ns.Type != configs.NEWNET && ns.Type != configs.NEWPID {
-			opts.JoinNs = append(opts.JoinNs, &rpc.JoinNamespace{Ns: proto.String(ns.Type.ProcName()), NsFile: proto.String(ns.Path)})
+			opts.JoinNs = append(opts.JoinNs, criu.JoinNamespace{Ns: ns.Type.ProcName(), NsFile: ns.Path})
 			continue
 		}
 		f, err := os.Open(ns.Path)
 		if err != nil {
 			return extra, fmt.Errorf("linux.namespaces: %s path: %w", ns.Type.ProcName(), err)
 		}
-		opts.InheritFd = append(opts.InheritFd, &rpc.InheritFd{Key: proto.String(externalKey(ns.Type)), Fd: proto.Int32(int32(4 + len(extra)))})
+		opts.InheritFd = append(opts.InheritFd, criu.InheritFd{Key: externalKey(ns.Type), Fd: int32(4 + len(extra))})
 		extra = append(extra, f)
 	}
 	return extra, nil
@@ -320,7 +318,7 @@ func closeFiles(files []*os.File) {
 
 // cgroupRoots are CRIU's cgroup roots: the cgroups of pid (CRIU itself,
 // placed in the container's), one per controller ("" for cgroup v2).
-func cgroupRoots(pid int) ([]*rpc.CgroupRoot, error) {
+func cgroupRoots(pid int) ([]criu.CgroupRoot, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		return nil, err
@@ -329,15 +327,15 @@ func cgroupRoots(pid int) ([]*rpc.CgroupRoot, error) {
 }
 
 // parseCgroupRoots reads a /proc/PID/cgroup file: HIERARCHY:CONTROLLERS:PATH.
-func parseCgroupRoots(data string) []*rpc.CgroupRoot {
-	var roots []*rpc.CgroupRoot
+func parseCgroupRoots(data string) []criu.CgroupRoot {
+	var roots []criu.CgroupRoot
 	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 {
 			continue
 		}
 		for _, ctrl := range strings.Split(f[1], ",") {
-			roots = append(roots, &rpc.CgroupRoot{Ctrl: proto.String(ctrl), Path: proto.String(f[2])})
+			roots = append(roots, criu.CgroupRoot{Ctrl: ctrl, Path: f[2]})
 		}
 	}
 	return roots

@@ -11,9 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/checkpoint-restore/go-criu/v7/rpc"
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/proto"
 )
 
 // Options are the flags of `husk checkpoint` and `husk restore`, with
@@ -44,12 +42,12 @@ type Options struct {
 }
 
 // cgroupModes are --manage-cgroups-mode's values.
-var cgroupModes = map[string]rpc.CriuCgMode{
-	"":       rpc.CriuCgMode_SOFT,
-	"soft":   rpc.CriuCgMode_SOFT,
-	"full":   rpc.CriuCgMode_FULL,
-	"strict": rpc.CriuCgMode_STRICT,
-	"ignore": rpc.CriuCgMode_IGNORE,
+var cgroupModes = map[string]CgMode{
+	"":       CgSoft,
+	"soft":   CgSoft,
+	"full":   CgFull,
+	"strict": CgStrict,
+	"ignore": CgIgnore,
 }
 
 // ConfigAnnotation names a CRIU configuration file for one container
@@ -153,58 +151,58 @@ func (o *Options) emptyNs() uint32 {
 // RPC is the part of CRIU's options common to a dump and a restore, with
 // the image and work directories given as husk's open descriptors (CRIU
 // opens them through /proc/PID/fd of its caller).
-func (o *Options) RPC(images, work *os.File, logFile string, annotations map[string]string) *rpc.CriuOpts {
+func (o *Options) RPC(images, work *os.File, logFile string, annotations map[string]string) *Opts {
 	mode := cgroupModes[o.ManageCgroups]
-	opts := &rpc.CriuOpts{
-		ImagesDirFd:       proto.Int32(int32(images.Fd())),
-		LogLevel:          proto.Int32(4),
-		LogFile:           proto.String(logFile),
-		ManageCgroups:     proto.Bool(true),
+	opts := &Opts{
+		ImagesDirFd:       int32(images.Fd()),
+		LogLevel:          Int32(4),
+		LogFile:           String(logFile),
+		ManageCgroups:     Bool(true),
 		ManageCgroupsMode: &mode,
-		ShellJob:          proto.Bool(o.ShellJob),
-		TcpEstablished:    proto.Bool(o.TCPEstablished),
-		ExtUnixSk:         proto.Bool(o.ExtUnixSk),
-		FileLocks:         proto.Bool(o.FileLocks),
-		EmptyNs:           proto.Uint32(o.emptyNs()),
-		OrphanPtsMaster:   proto.Bool(true),
-		AutoDedup:         proto.Bool(o.AutoDedup),
-		LazyPages:         proto.Bool(o.LazyPages),
+		ShellJob:          Bool(o.ShellJob),
+		TcpEstablished:    Bool(o.TCPEstablished),
+		ExtUnixSk:         Bool(o.ExtUnixSk),
+		FileLocks:         Bool(o.FileLocks),
+		EmptyNs:           Uint32(o.emptyNs()),
+		OrphanPtsMaster:   Bool(true),
+		AutoDedup:         Bool(o.AutoDedup),
+		LazyPages:         Bool(o.LazyPages),
 	}
 	if work != nil {
-		opts.WorkDirFd = proto.Int32(int32(work.Fd()))
+		opts.WorkDirFd = Int32(int32(work.Fd()))
 	}
 	if file, ok := annotations[ConfigAnnotation]; !ok {
-		opts.ConfigFile = proto.String(DefaultConfigFile)
+		opts.ConfigFile = String(DefaultConfigFile)
 	} else if file != "" {
-		opts.ConfigFile = proto.String(file)
+		opts.ConfigFile = String(file)
 	}
 	return opts
 }
 
 // DumpRPC adds a dump's own options to opts.
-func (o *Options) DumpRPC(opts *rpc.CriuOpts) {
-	opts.LeaveRunning = proto.Bool(o.LeaveRunning)
-	opts.TcpSkipInFlight = proto.Bool(o.TCPSkipInFlight)
-	opts.LinkRemap = proto.Bool(o.LinkRemap)
+func (o *Options) DumpRPC(opts *Opts) {
+	opts.LeaveRunning = Bool(o.LeaveRunning)
+	opts.TcpSkipInFlight = Bool(o.TCPSkipInFlight)
+	opts.LinkRemap = Bool(o.LinkRemap)
 	if o.ParentPath != "" {
-		opts.ParentImg = proto.String(o.ParentPath)
-		opts.TrackMem = proto.Bool(true)
+		opts.ParentImg = String(o.ParentPath)
+		opts.TrackMem = Bool(true)
 	}
 	if o.PageServer != "" {
 		host, port, _ := o.pageServer()
-		opts.Ps = &rpc.CriuPageServerInfo{Address: proto.String(host), Port: proto.Int32(port)}
+		opts.Ps = &PageServerInfo{Address: String(host), Port: Int32(port)}
 	}
 }
 
 // RestoreRPC adds a restore's own options to opts.
-func (o *Options) RestoreRPC(opts *rpc.CriuOpts) {
-	opts.RstSibling = proto.Bool(true)
-	opts.EvasiveDevices = proto.Bool(true)
+func (o *Options) RestoreRPC(opts *Opts) {
+	opts.RstSibling = Bool(true)
+	opts.EvasiveDevices = Bool(true)
 	if o.LsmProfile != "" {
-		opts.LsmProfile = proto.String(o.LsmProfile)
+		opts.LsmProfile = String(o.LsmProfile)
 	}
 	if o.LsmMountContext != "" {
-		opts.LsmMountContext = proto.String(o.LsmMountContext)
+		opts.LsmMountContext = String(o.LsmMountContext)
 	}
 }
 

@@ -105,8 +105,9 @@ func TestRPCOptions(t *testing.T) {
 	}
 	defer f.Close()
 	o := &Options{ImagePath: f.Name(), ManageCgroups: "ignore", ParentPath: "../pre", PageServer: "10.0.0.1:27", TCPEstablished: true}
-	opts := o.RPC(f, nil, "dump.log", nil)
-	o.DumpRPC(opts)
+	mine := o.RPC(f, nil, "dump.log", nil)
+	o.DumpRPC(mine)
+	opts := viaGoCriu(t, mine)
 	if opts.GetManageCgroupsMode() != rpc.CriuCgMode_IGNORE || opts.GetEmptyNs() != unix.CLONE_NEWNET ||
 		opts.GetParentImg() != "../pre" || !opts.GetTrackMem() || opts.GetPs().GetPort() != 27 ||
 		!opts.GetTcpEstablished() || !opts.GetOrphanPtsMaster() || opts.GetImagesDirFd() != int32(f.Fd()) {
@@ -115,8 +116,9 @@ func TestRPCOptions(t *testing.T) {
 	if opts.WorkDirFd != nil {
 		t.Errorf("work dir fd set without --work-path")
 	}
-	opts = (&Options{}).RPC(f, nil, "restore.log", nil)
-	(&Options{LsmProfile: "selinux:x"}).RestoreRPC(opts)
+	mine = (&Options{}).RPC(f, nil, "restore.log", nil)
+	(&Options{LsmProfile: "selinux:x"}).RestoreRPC(mine)
+	opts = viaGoCriu(t, mine)
 	if !opts.GetRstSibling() || opts.GetLsmProfile() != "selinux:x" || opts.GetManageCgroupsMode() != rpc.CriuCgMode_SOFT {
 		t.Errorf("restore options: %v", opts)
 	}

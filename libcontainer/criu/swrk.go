@@ -1,7 +1,7 @@
 // Package criu drives CRIU through its RPC: a `criu swrk` process, a
 // SOCK_SEQPACKET socket to it, one request, the notifications CRIU sends
 // while it works (answered one by one), and its answer. The messages are
-// go-criu's protobuf types (package rpc), as runc's.
+// rpc.proto's, written and read by messages.go.
 //
 // The exchange, as CRIU's RPC defines it:
 //
@@ -25,9 +25,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/checkpoint-restore/go-criu/v7/rpc"
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/proto"
 )
 
 // maxMessage bounds one message from CRIU; a larger one is an error,
@@ -75,11 +73,11 @@ func (s *Swrk) Pid() int { return s.cmd.Process.Pid }
 type Notify func(script string, pid int, fds []int) error
 
 // Do sends one request and answers its notifications until CRIU's answer.
-func (s *Swrk) Do(t rpc.CriuReqType, opts *rpc.CriuOpts, notify Notify) (*rpc.CriuResp, error) {
+func (s *Swrk) Do(t ReqType, opts *Opts, notify Notify) (*Resp, error) {
 	if opts != nil {
-		opts.NotifyScripts = proto.Bool(notify != nil)
+		opts.NotifyScripts = Bool(notify != nil)
 	}
-	req := &rpc.CriuReq{Type: t.Enum(), Opts: opts}
+	req := &Req{Type: t, Opts: opts}
 	if err := s.send(req); err != nil {
 		return nil, err
 	}
@@ -100,25 +98,29 @@ func (s *Swrk) Do(t rpc.CriuReqType, opts *rpc.CriuOpts, notify Notify) (*rpc.Cr
 		if err != nil {
 			return nil, err
 		}
-		resp := &rpc.CriuResp{}
-		if err := proto.Unmarshal(buf[:n], resp); err != nil {
+		resp, err := UnmarshalResp(buf[:n])
+		if err != nil {
 			closeAll(fds)
 			return nil, fmt.Errorf("criu: decode answer: %w", err)
 		}
-		if resp.GetType() != rpc.CriuReqType_NOTIFY {
+		if resp.Type != ReqNotify {
 			closeAll(fds)
 			return resp, answerError(t, resp)
 		}
-		script := resp.GetNotify().GetScript()
+		var script string
+		var pid int32
+		if resp.Notify != nil {
+			script, pid = resp.Notify.Script, resp.Notify.Pid
+		}
 		ok := true
 		if notify != nil {
-			if err = notify(script, int(resp.GetNotify().GetPid()), fds); err != nil {
+			if err = notify(script, int(pid), fds); err != nil {
 				ok = false
 			}
 		} else {
 			closeAll(fds)
 		}
-		ack := &rpc.CriuReq{Type: rpc.CriuReqType_NOTIFY.Enum(), NotifySuccess: proto.Bool(ok)}
+		ack := &Req{Type: ReqNotify, NotifySuccess: Bool(ok)}
 		if serr := s.send(ack); serr != nil && err == nil {
 			err = serr
 		}
@@ -130,39 +132,35 @@ func (s *Swrk) Do(t rpc.CriuReqType, opts *rpc.CriuOpts, notify Notify) (*rpc.Cr
 
 // answerError is the error of an answer to a request of type t, nil when
 // it succeeded.
-func answerError(t rpc.CriuReqType, resp *rpc.CriuResp) error {
-	if resp.GetType() != t {
-		return fmt.Errorf("criu: answered %s to a %s request", resp.GetType(), t)
+func answerError(t ReqType, resp *Resp) error {
+	if resp.Type != t {
+		return fmt.Errorf("criu: answered %s to a %s request", resp.Type, t)
 	}
-	if resp.GetSuccess() {
+	if resp.Success {
 		return nil
 	}
-	msg := resp.GetCrErrmsg()
+	msg := resp.CrErrmsg
 	if msg == "" {
 		msg = "no message"
 	}
-	return fmt.Errorf("criu %s failed: %s (errno %d)", kindName(t), msg, resp.GetCrErrno())
+	return fmt.Errorf("criu %s failed: %s (errno %d)", kindName(t), msg, resp.CrErrno)
 }
 
 // kindName is a request type as a user reads it.
-func kindName(t rpc.CriuReqType) string {
+func kindName(t ReqType) string {
 	switch t {
-	case rpc.CriuReqType_DUMP:
+	case ReqDump:
 		return "dump"
-	case rpc.CriuReqType_PRE_DUMP:
+	case ReqPreDump:
 		return "pre-dump"
-	case rpc.CriuReqType_RESTORE:
+	case ReqRestore:
 		return "restore"
 	}
 	return t.String()
 }
 
-func (s *Swrk) send(req *rpc.CriuReq) error {
-	data, err := proto.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("criu: encode request: %w", err)
-	}
-	if _, err := s.conn.Write(data); err != nil {
+func (s *Swrk) send(req *Req) error {
+	if _, err := s.conn.Write(req.Marshal()); err != nil {
 		return fmt.Errorf("criu: send request: %w", err)
 	}
 	return nil

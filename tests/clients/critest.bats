@@ -44,6 +44,10 @@ CRITEST_RACES=(
 	# container.Start): the spec's process, OOM-killed within milliseconds
 	# of its exec, can be killed before, and its reason is then Error.
 	'should terminate with exitCode 137 and reason OOMKilled'
+	# Failed once, with the reference runc (CI, 2026-11-29), and passed in
+	# 3 full runs and 3 runs alone here; the record kept no message, so
+	# its race is not known yet (failure_detail now prints it).
+	'should fail RunPodSandbox and clean up when the NRI hook errors'
 )
 
 # known_failures prints CRITEST_KNOWN_FAILURES and those of the containerd
@@ -175,9 +179,36 @@ iptables_take_back() {
 	failed="$(sed -n 's/^ *\[FAIL\] //p' "$out" | sort -u)"
 	[ -z "$failed" ] || echo "$failed" | sed 's/^/# failed: /' >&3
 	unexpected="$(echo "$failed" | grep -v -E -f <(known_failures) | grep . || true)"
+	[ -z "$unexpected" ] || failure_detail "$out" "$unexpected" >&3
 	unexpected="$(rerun_races "$unexpected" "$skip" "$NRI_SOCKET")"
 	[ -z "$unexpected" ] || fail "critest: specs failed: $unexpected"
 	grep -qE '^Ran [0-9]+ of' "$out" || fail "critest did not run (exit $status): $(tail -20 "$out")"
+}
+
+# failure_detail OUT SPECS: the report in critest's output OUT of each
+# failed spec among SPECS (one a line), each line as a bats comment: its
+# name, its steps, and what failed where (60 lines at most a spec).
+failure_detail() {
+	awk -v specs="$2" '
+		BEGIN { n = split(specs, want, "\n") }
+		/^------------------------------$/ { flush(); next }
+		{ block[++lines] = $0 }
+		END { flush() }
+		function flush(   i, j, hit, after, shown) {
+			hit = 0
+			for (i = 1; i <= lines && i <= 3; i++)
+				for (j = 1; j <= n; j++)
+					if (want[j] != "" && index(block[i], want[j])) hit = 1
+			if (hit && index(block[1], "[FAILED]"))
+				for (i = 1; i <= lines && shown < 60; i++) {
+					if (block[i] ~ /<< Timeline/) after = 1
+					if (i <= 2 || after || block[i] ~ /STEP:|\[FAILED\]/) {
+						print "#   " block[i]; shown++
+					}
+				}
+			lines = 0
+		}
+	' "$1"
 }
 
 # rerun_races FAILED SKIP NRI_SOCKET: prints FAILED (one spec a line) less
