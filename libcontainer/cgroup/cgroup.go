@@ -81,11 +81,8 @@ func New(cg *configs.Cgroup, id string) (*Manager, error) {
 	if cg.Systemd {
 		m, err = newSystemd(cg, id, nil)
 	} else {
-		var p string
-		p, err = cgroupPath(cg.Path, id)
-		if err == nil {
-			m, err = open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
-		}
+		p := cgroupPath(cg.Path, id)
+		m, err = open(HostLayout(), &cgroups.Cgroup{Path: p, Resources: &cgroups.Resources{}}, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -120,11 +117,11 @@ func Open(paths map[string]string, cg *configs.Cgroup, id string) (*Manager, err
 // v2 next to husk's own leaf). No parent of husk's own is made for each
 // create and removed after the last delete (on cgroup v1 that was a mkdir
 // and an rmdir more per hierarchy: docs/performance.md).
-func cgroupPath(p, id string) (string, error) {
+func cgroupPath(p, id string) string {
 	if p == "" {
-		return id, nil
+		return id
 	}
-	return p, nil
+	return p
 }
 
 // open makes the library's managers for layout. With paths nil they are

@@ -148,65 +148,63 @@ func (r *Req) Marshal() []byte {
 	if r.Opts != nil {
 		e.message(2, r.Opts.encode)
 	}
-	e.optBool(3, r.NotifySuccess)
+	opt(3, r.NotifySuccess, e.bool)
 	return e.b
 }
 
 func (o *Opts) encode(e *encoder) {
 	e.int32(1, o.ImagesDirFd)
-	e.optInt32(2, o.Pid)
-	e.optBool(3, o.LeaveRunning)
-	e.optBool(4, o.ExtUnixSk)
-	e.optBool(5, o.TcpEstablished)
-	e.optBool(6, o.EvasiveDevices)
-	e.optBool(7, o.ShellJob)
-	e.optBool(8, o.FileLocks)
-	e.optInt32(9, o.LogLevel)
-	e.optString(10, o.LogFile)
+	opt(2, o.Pid, e.int32)
+	opt(3, o.LeaveRunning, e.bool)
+	opt(4, o.ExtUnixSk, e.bool)
+	opt(5, o.TcpEstablished, e.bool)
+	opt(6, o.EvasiveDevices, e.bool)
+	opt(7, o.ShellJob, e.bool)
+	opt(8, o.FileLocks, e.bool)
+	opt(9, o.LogLevel, e.int32)
+	opt(10, o.LogFile, e.string)
 	if ps := o.Ps; ps != nil {
 		e.message(11, func(e *encoder) {
-			e.optString(1, ps.Address)
-			e.optInt32(2, ps.Port)
+			opt(1, ps.Address, e.string)
+			opt(2, ps.Port, e.int32)
 		})
 	}
-	e.optBool(12, o.NotifyScripts)
-	e.optString(13, o.Root)
-	e.optString(14, o.ParentImg)
-	e.optBool(15, o.TrackMem)
-	e.optBool(16, o.AutoDedup)
-	e.optInt32(17, o.WorkDirFd)
-	e.optBool(18, o.LinkRemap)
+	opt(12, o.NotifyScripts, e.bool)
+	opt(13, o.Root, e.string)
+	opt(14, o.ParentImg, e.string)
+	opt(15, o.TrackMem, e.bool)
+	opt(16, o.AutoDedup, e.bool)
+	opt(17, o.WorkDirFd, e.int32)
+	opt(18, o.LinkRemap, e.bool)
 	for _, m := range o.ExtMnt {
 		e.stringPair(23, m.Key, m.Val)
 	}
-	e.optBool(24, o.ManageCgroups)
+	opt(24, o.ManageCgroups, e.bool)
 	for _, r := range o.CgRoot {
 		e.stringPair(25, r.Ctrl, r.Path)
 	}
-	e.optBool(26, o.RstSibling)
+	opt(26, o.RstSibling, e.bool)
 	for _, f := range o.InheritFd {
 		e.message(27, func(e *encoder) {
 			e.string(1, f.Key)
 			e.int32(2, f.Fd)
 		})
 	}
-	if o.ManageCgroupsMode != nil {
-		e.int32(34, int32(*o.ManageCgroupsMode))
-	}
+	opt(34, o.ManageCgroupsMode, func(f int, m CgMode) { e.int32(f, int32(m)) })
 	for _, s := range o.External {
 		e.string(37, s)
 	}
-	e.optUint32(38, o.EmptyNs)
+	opt(38, o.EmptyNs, e.uint32)
 	for _, ns := range o.JoinNs {
 		e.stringPair(39, ns.Ns, ns.NsFile)
 	}
-	e.optString(44, o.FreezeCgroup)
-	e.optBool(46, o.TcpSkipInFlight)
-	e.optBool(48, o.LazyPages)
-	e.optBool(50, o.OrphanPtsMaster)
-	e.optString(51, o.ConfigFile)
-	e.optString(53, o.LsmProfile)
-	e.optString(63, o.LsmMountContext)
+	opt(44, o.FreezeCgroup, e.string)
+	opt(46, o.TcpSkipInFlight, e.bool)
+	opt(48, o.LazyPages, e.bool)
+	opt(50, o.OrphanPtsMaster, e.bool)
+	opt(51, o.ConfigFile, e.string)
+	opt(53, o.LsmProfile, e.string)
+	opt(63, o.LsmMountContext, e.string)
 }
 
 // UnmarshalResp reads a criu_resp. A known field of the wrong wire type,

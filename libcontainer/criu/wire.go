@@ -80,30 +80,12 @@ func (e *encoder) stringPair(field int, a, b string) {
 	})
 }
 
-// The optional fields: written only when set (nil is absent, as in
-// go-criu's types, so an explicit false still reaches CRIU and overrides
-// its configuration file, as runc's requests do).
-func (e *encoder) optInt32(field int, v *int32) {
+// opt writes an optional field with put, only when it is set (nil is
+// absent, as in go-criu's types, so an explicit false still reaches CRIU
+// and overrides its configuration file, as runc's requests do).
+func opt[T any](field int, v *T, put func(int, T)) {
 	if v != nil {
-		e.int32(field, *v)
-	}
-}
-
-func (e *encoder) optUint32(field int, v *uint32) {
-	if v != nil {
-		e.uint32(field, *v)
-	}
-}
-
-func (e *encoder) optBool(field int, v *bool) {
-	if v != nil {
-		e.bool(field, *v)
-	}
-}
-
-func (e *encoder) optString(field int, v *string) {
-	if v != nil {
-		e.string(field, *v)
+		put(field, *v)
 	}
 }
 
